@@ -1,0 +1,48 @@
+#pragma once
+/// @file buffer.hpp
+/// A growable byte buffer that msgpack can write into (`write(const char*, size_t)`).
+/// Publishers encode straight into it behind a reserved frame header, so a
+/// message is assembled once and, when large, handed to the transport
+/// without another copy.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+namespace gecko {
+
+class Buffer {
+public:
+    Buffer() = default;
+    ~Buffer() { std::free(data_); }
+    Buffer(Buffer&& other) noexcept : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+        other.data_ = nullptr;
+        other.size_ = other.capacity_ = 0;
+    }
+    Buffer& operator=(Buffer&& other) noexcept;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+
+    /// Appends bytes (the msgpack buffer concept).
+    void write(const char* bytes, std::size_t n);
+    /// Sets the size; new bytes are uninitialised.
+    void resize(std::size_t n);
+    void reserve(std::size_t n);
+    void clear() noexcept { size_ = 0; }
+
+    std::uint8_t* data() noexcept { return data_; }
+    const std::uint8_t* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    std::size_t capacity() const noexcept { return capacity_; }
+
+    /// Gives up ownership of the memory (allocated with malloc; free it with
+    /// std::free). The buffer is empty afterwards.
+    std::uint8_t* release() noexcept;
+
+private:
+    std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
+};
+
+}  // namespace gecko

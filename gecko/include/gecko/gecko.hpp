@@ -1,0 +1,12 @@
+#pragma once
+/// @file gecko.hpp
+/// Everything a Gecko program usually needs.
+
+#include "gecko/error.hpp"
+#include "gecko/log.hpp"
+#include "gecko/node.hpp"
+#include "gecko/publisher.hpp"
+#include "gecko/service.hpp"
+#include "gecko/signals.hpp"
+#include "gecko/subscriber.hpp"
+#include "gecko/time.hpp"

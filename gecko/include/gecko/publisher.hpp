@@ -1,0 +1,52 @@
+#pragma once
+/// @file publisher.hpp
+/// A typed publisher: publishes plain message structs on one topic.
+///
+/// **Example**:
+/// ```
+/// auto imu = node.publisher<gecko::msgs::Imu>("imu");
+/// imu.publish(reading);
+/// ```
+
+#include <string>
+#include <utility>
+
+#include "gecko/codec.hpp"
+#include "gecko/frame.hpp"
+#include "gecko/raw_publisher.hpp"
+
+namespace gecko {
+
+template <class T>
+class Publisher {
+public:
+    Publisher() = default;
+    explicit Publisher(RawPublisher raw) : raw_(std::move(raw)) {}
+
+    /// Encodes and sends `message` to every subscriber of the topic. Never
+    /// blocks: a subscriber whose queue is full misses it (and counts a drop).
+    /// Thread-safe.
+    void publish(const T& message) {
+        thread_local Buffer buffer;  // reused: no allocation per message once grown
+        buffer.resize(frame_header_size(type_name_of<T>()));
+        codec::encode(buffer, message);
+        raw_.publish_frame(buffer);
+    }
+
+    /// Subscribers connected now.
+    std::size_t subscriber_count() { return raw_.subscriber_count(); }
+    /// Waits until at least `count` subscribers are connected; false on timeout.
+    bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
+        return raw_.wait_for_subscribers(count, timeout);
+    }
+    PublisherStats stats() { return raw_.stats(); }
+    const std::string& topic() const { return raw_.topic(); }
+    std::vector<std::string> endpoints() const { return raw_.endpoints(); }
+    RawPublisher& raw() noexcept { return raw_; }
+    explicit operator bool() const noexcept { return static_cast<bool>(raw_); }
+
+private:
+    RawPublisher raw_;
+};
+
+}  // namespace gecko

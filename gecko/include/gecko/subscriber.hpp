@@ -1,0 +1,60 @@
+#pragma once
+/// @file subscriber.hpp
+/// A typed subscriber: receives message structs from every publisher of a
+/// topic, by polling with a timeout or (when made with a callback) from
+/// Node::spin().
+///
+/// **Example**:
+/// ```
+/// auto imu = node.subscriber<gecko::msgs::Imu>("imu");
+/// if (auto msg = imu.receive(std::chrono::milliseconds(100))) use(*msg);
+/// ```
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "gecko/codec.hpp"
+#include "gecko/raw_subscriber.hpp"
+
+namespace gecko {
+
+template <class T>
+class Subscriber {
+public:
+    Subscriber() = default;
+    explicit Subscriber(RawSubscriber raw) : raw_(std::move(raw)) {}
+
+    /// Waits up to `timeout` for the next message. Returns it, or nothing on
+    /// timeout. Messages that fail checks are counted in stats() and skipped.
+    template <class Rep, class Period>
+    std::optional<T> receive(std::chrono::duration<Rep, Period> timeout, MessageInfo* info = nullptr) {
+        T message{};
+        if (!receive(message, timeout, info)) return std::nullopt;
+        return message;
+    }
+
+    /// As above, decoding into `out` (reuses its storage). Returns false on timeout.
+    template <class Rep, class Period>
+    bool receive(T& out, std::chrono::duration<Rep, Period> timeout, MessageInfo* info = nullptr) {
+        return raw_.receive(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout), [&](const RawView& view) {
+            T decoded{};  // fresh, so fields a publisher omits take their defaults
+            codec::decode(view.payload, view.size, decoded);
+            out = std::move(decoded);
+            if (info) *info = view.info;
+        });
+    }
+
+    SubscriberStats stats() const { return raw_.stats(); }
+    const std::string& topic() const { return raw_.topic(); }
+    /// Adds a publisher endpoint by hand (discovery does this for you).
+    void connect(const std::string& endpoint) { raw_.connect(endpoint); }
+    RawSubscriber& raw() noexcept { return raw_; }
+    explicit operator bool() const noexcept { return static_cast<bool>(raw_); }
+
+private:
+    RawSubscriber raw_;
+};
+
+}  // namespace gecko

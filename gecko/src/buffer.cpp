@@ -1,0 +1,48 @@
+#include "gecko/buffer.hpp"
+
+#include <cstring>
+#include <new>
+
+namespace gecko {
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+        std::free(data_);
+        data_ = other.data_;
+        size_ = other.size_;
+        capacity_ = other.capacity_;
+        other.data_ = nullptr;
+        other.size_ = other.capacity_ = 0;
+    }
+    return *this;
+}
+
+void Buffer::reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    std::size_t grown = capacity_ ? capacity_ : 256;
+    while (grown < n) grown *= 2;
+    auto* bigger = static_cast<std::uint8_t*>(std::realloc(data_, grown));
+    if (!bigger) throw std::bad_alloc();
+    data_ = bigger;
+    capacity_ = grown;
+}
+
+void Buffer::resize(std::size_t n) {
+    reserve(n);
+    size_ = n;
+}
+
+void Buffer::write(const char* bytes, std::size_t n) {
+    reserve(size_ + n);
+    std::memcpy(data_ + size_, bytes, n);
+    size_ += n;
+}
+
+std::uint8_t* Buffer::release() noexcept {
+    std::uint8_t* out = data_;
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+    return out;
+}
+
+}  // namespace gecko

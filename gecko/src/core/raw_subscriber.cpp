@@ -1,0 +1,317 @@
+#include "gecko/raw_subscriber.hpp"
+
+#include <mutex>
+#include <set>
+
+#include "core/node_core.hpp"
+#include "gecko/error.hpp"
+#include "gecko/frame.hpp"
+#include "gecko/time.hpp"
+#include "transport/link.hpp"
+
+namespace gecko {
+namespace detail {
+
+class SubscriberCore final : public Dispatchable, public std::enable_shared_from_this<SubscriberCore> {
+public:
+    SubscriberCore(std::shared_ptr<NodeCore> node, std::string topic, SubscriberOptions options,
+                   std::function<void(const RawView&)> callback)
+        : node_(std::move(node)), topic_(std::move(topic)), options_(std::move(options)),
+          callback_(std::move(callback)), id_(node_->new_id()) {
+        if (topic_.empty()) throw Error(Errc::invalid_argument, "a subscriber needs a topic name");
+        if (options_.depth == 0) throw Error(Errc::invalid_argument, "subscriber of '" + topic_ + "': depth must be >= 1");
+        link_ = make_in_link(node_->context(),
+                             make_announcement(options_.type_name.empty() ? "*" : options_.type_name, id_,
+                                               node_->options().name));
+        ring_.resize(options_.depth);
+        for (const auto& endpoint : options_.endpoints) apply(true, endpoint);
+    }
+
+    // Called once the shared_ptr exists (discovery and the executor hold weak/strong refs).
+    void start() {
+        std::weak_ptr<SubscriberCore> weak = shared_from_this();
+        node_->watch(Role::subscriber, id_, topic_, options_.type_name, [weak](const std::vector<std::string>& eps) {
+            if (auto self = weak.lock()) self->set_discovered(eps);
+        });
+        if (callback_) node_->executor().add(shared_from_this());
+    }
+
+    void close() {
+        node_->withdraw(id_);
+        if (callback_) node_->executor().remove(this);
+        std::lock_guard<std::recursive_mutex> lock(socket_mutex_);
+        closed_ = true;
+    }
+
+    bool receive(std::chrono::nanoseconds timeout, RawSubscriber::Visitor visit) {
+        if (callback_) {
+            throw Error(Errc::invalid_argument,
+                        "subscriber of '" + topic_ + "' has a callback: its messages arrive through Node::spin()");
+        }
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        std::lock_guard<std::recursive_mutex> lock(socket_mutex_);
+        for (;;) {
+            pending_.apply([this](bool connect, const std::string& e) { apply(connect, e); });
+            drain();
+            while (count_ > 0) {
+                if (deliver_front(visit)) return true;
+            }
+            const auto left = deadline - std::chrono::steady_clock::now();
+            if (left <= std::chrono::nanoseconds(0)) return false;
+            // Round up: zmq_poll counts whole milliseconds.
+            const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(left + std::chrono::microseconds(999));
+            const auto handle = link_->poll_handle();
+            zmq::pollitem_t items[] = {{handle.socket, handle.fd, ZMQ_POLLIN, 0}, {nullptr, pending_.fd(), ZMQ_POLLIN, 0}};
+            zmq::poll(items, 2, wait);
+        }
+    }
+
+    // Dispatchable (callback subscribers).
+    void poll_handles(std::vector<PollHandle>& out) override {
+        out.push_back(link_->poll_handle());
+        out.push_back(PollHandle{nullptr, pending_.fd()});
+    }
+    std::recursive_mutex& socket_mutex() override { return socket_mutex_; }
+    std::size_t dispatch() override {
+        std::lock_guard<std::recursive_mutex> lock(socket_mutex_);
+        if (closed_) return 0;
+        pending_.apply([this](bool connect, const std::string& e) { apply(connect, e); });
+        drain();
+        std::size_t delivered = 0;
+        while (count_ > 0 && !closed_) {
+            if (deliver_front(callback_)) ++delivered;
+        }
+        return delivered;
+    }
+
+    void connect(const std::string& endpoint, bool add) {
+        // Apply now if no one is using the socket; otherwise hand it to the
+        // thread that is (it wakes on the event fd).
+        std::unique_lock<std::recursive_mutex> lock(socket_mutex_, std::try_to_lock);
+        if (lock.owns_lock()) {
+            pending_.apply([this](bool c, const std::string& e) { apply(c, e); });
+            apply(add, endpoint);
+        } else {
+            pending_.push(add, endpoint);
+        }
+    }
+
+    std::vector<std::string> connections() const {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        return {connected_.begin(), connected_.end()};
+    }
+
+    SubscriberStats stats() const {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        return stats_;
+    }
+
+    const std::string& topic() const { return topic_; }
+    const std::string& type_name() const { return options_.type_name; }
+    std::uint64_t id() const { return id_; }
+
+private:
+    struct Slot {
+        InFrame frame;
+        FrameView view;
+        std::int64_t receive_ns = 0;
+    };
+
+    void set_discovered(const std::vector<std::string>& endpoints) {
+        std::set<std::string> wanted(endpoints.begin(), endpoints.end());
+        std::vector<std::pair<bool, std::string>> ops;
+        {
+            std::lock_guard<std::mutex> lock(discovered_mutex_);
+            for (const auto& e : discovered_) if (!wanted.count(e)) ops.emplace_back(false, e);
+            for (const auto& e : wanted) if (!discovered_.count(e)) ops.emplace_back(true, e);
+            discovered_ = std::move(wanted);
+        }
+        for (const auto& [add, e] : ops) connect(e, add);
+    }
+
+    void apply(bool add, const std::string& endpoint) {
+        if (add) {
+            link_->connect(endpoint);
+        } else {
+            link_->disconnect(endpoint);
+        }
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        if (add) {
+            connected_.insert(endpoint);
+        } else {
+            connected_.erase(endpoint);
+        }
+    }
+
+    // Reads everything the transport holds into the keep-last-N ring.
+    void drain() {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        for (;;) {
+            Slot& slot = ring_[(head_ + count_) % ring_.size()];
+            if (count_ == ring_.size()) {
+                // Full: read into a scratch slot, then overwrite the oldest if accepted.
+                if (!link_->try_receive(scratch_.frame)) return;
+                scratch_.receive_ns = now_ns();
+                if (!accept(scratch_)) continue;
+                ++stats_.overwritten;
+                std::swap(ring_[head_], scratch_);
+                head_ = (head_ + 1) % ring_.size();
+                continue;
+            }
+            if (!link_->try_receive(slot.frame)) return;
+            slot.receive_ns = now_ns();
+            if (accept(slot)) ++count_;
+        }
+    }
+
+    // Header, size and type checks; counts and logs (once per reason) what it rejects.
+    bool accept(Slot& slot) {
+        const FrameError error = parse_frame(slot.frame.data(), slot.frame.size(), options_.max_message_size, slot.view);
+        if (error != FrameError::none) {
+            if (error == FrameError::oversized) {
+                ++stats_.oversized;
+            } else if (error == FrameError::unsupported_version) {
+                ++stats_.unsupported_version;
+            } else {
+                ++stats_.malformed;
+            }
+            warn_once(static_cast<int>(error), std::string("dropped a frame on '") + topic_ + "': " + to_string(error) +
+                                                   " (" + std::to_string(slot.frame.size()) + " bytes)");
+            return false;
+        }
+        const FrameHeader& h = slot.view.header;
+        if (!options_.type_name.empty() && h.type_name != options_.type_name) {
+            ++stats_.type_mismatches;
+            if (mismatch_warned_.insert(h.sender_id).second) {
+                node_->logger().error("subscriber of '" + topic_ + "' expects " + options_.type_name +
+                                      " but a publisher sends " + std::string(h.type_name) +
+                                      "; its messages are dropped, not decoded");
+            }
+            return false;
+        }
+        PeerStats& peer = stats_.publishers[h.sender_id];
+        if (peer.last_sequence != 0 && h.sequence > peer.last_sequence + 1) {
+            const std::uint64_t gap = h.sequence - peer.last_sequence - 1;
+            peer.drops += gap;
+            stats_.drops += gap;
+        }
+        if (h.sequence > peer.last_sequence) peer.last_sequence = h.sequence;
+        ++peer.received;
+        ++stats_.received;
+        stats_.bytes += slot.frame.size();
+        stats_.last_latency_ns = slot.receive_ns - h.send_time_ns;
+        return true;
+    }
+
+    // Hands the oldest queued message to `visit`; false if it could not be decoded.
+    template <class Visit>
+    bool deliver_front(Visit& visit) {
+        Slot& slot = ring_[head_];
+        head_ = (head_ + 1) % ring_.size();
+        --count_;
+        // Parse again rather than trust pointers kept across moves of the frame.
+        parse_frame(slot.frame.data(), slot.frame.size(), options_.max_message_size, slot.view);
+        const FrameHeader& h = slot.view.header;
+        info_.sequence = h.sequence;
+        info_.publisher_id = h.sender_id;
+        info_.send_time_ns = h.send_time_ns;
+        info_.receive_time_ns = slot.receive_ns;
+        info_.wire_size = slot.frame.size();
+        info_.compressed = h.compressed();
+        info_.type_name.assign(h.type_name.data(), h.type_name.size());
+        const std::uint8_t* payload = slot.view.body;
+        std::size_t size = slot.view.body_size;
+        if (h.compressed()) {
+            if (inflate_body(slot.view, inflated_) != FrameError::none) {
+                std::lock_guard<std::mutex> lock(stats_mutex_);
+                ++stats_.malformed;
+                warn_once(static_cast<int>(FrameError::decompress_failed),
+                          "dropped a frame on '" + topic_ + "': " + to_string(FrameError::decompress_failed));
+                return false;
+            }
+            payload = inflated_.data();
+            size = inflated_.size();
+        }
+        try {
+            visit(RawView{info_, payload, size});
+        } catch (const std::exception& e) {
+            std::lock_guard<std::mutex> lock(stats_mutex_);
+            ++stats_.decode_errors;
+            warn_once(1000, "subscriber of '" + topic_ + "' could not decode a " + info_.type_name + ": " + e.what());
+            return false;
+        }
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        ++stats_.delivered;
+        return true;
+    }
+
+    void warn_once(int reason, const std::string& message) {
+        if (warned_.insert(reason).second) node_->logger().warn(message + " (further ones are only counted)");
+    }
+
+    std::shared_ptr<NodeCore> node_;
+    std::string topic_;
+    SubscriberOptions options_;
+    std::function<void(const RawView&)> callback_;
+    std::uint64_t id_;
+    std::unique_ptr<InLink> link_;
+    std::recursive_mutex socket_mutex_;
+    PendingConnections pending_;
+    bool closed_ = false;
+
+    std::vector<Slot> ring_;
+    Slot scratch_;
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+    MessageInfo info_;
+    std::vector<std::uint8_t> inflated_;
+
+    mutable std::mutex stats_mutex_;
+    SubscriberStats stats_;
+    std::set<std::string> connected_;
+    std::set<int> warned_;
+    std::set<std::uint64_t> mismatch_warned_;
+
+    std::mutex discovered_mutex_;
+    std::set<std::string> discovered_;
+};
+
+}  // namespace detail
+
+RawSubscriber::RawSubscriber(std::shared_ptr<detail::SubscriberCore> core) : core_(std::move(core)) {}
+RawSubscriber::~RawSubscriber() {
+    if (core_) core_->close();
+}
+RawSubscriber::RawSubscriber(RawSubscriber&&) noexcept = default;
+RawSubscriber& RawSubscriber::operator=(RawSubscriber&& other) noexcept {
+    if (this != &other) {
+        if (core_) core_->close();
+        core_ = std::move(other.core_);
+    }
+    return *this;
+}
+
+bool RawSubscriber::receive(std::chrono::nanoseconds timeout, Visitor visit) { return core_->receive(timeout, visit); }
+void RawSubscriber::connect(const std::string& endpoint) { core_->connect(endpoint, true); }
+void RawSubscriber::disconnect(const std::string& endpoint) { core_->connect(endpoint, false); }
+std::vector<std::string> RawSubscriber::connections() const { return core_->connections(); }
+const std::string& RawSubscriber::topic() const { return core_->topic(); }
+const std::string& RawSubscriber::type_name() const { return core_->type_name(); }
+std::uint64_t RawSubscriber::id() const { return core_->id(); }
+SubscriberStats RawSubscriber::stats() const { return core_->stats(); }
+
+RawSubscriber Node::raw_subscriber(const std::string& topic, SubscriberOptions options) {
+    auto core = std::make_shared<detail::SubscriberCore>(core_, topic, std::move(options), nullptr);
+    core->start();
+    return RawSubscriber(std::move(core));
+}
+
+RawSubscriber Node::raw_subscriber(const std::string& topic, SubscriberOptions options,
+                                   std::function<void(const RawView&)> callback) {
+    if (!callback) throw Error(Errc::invalid_argument, "raw_subscriber: empty callback");
+    auto core = std::make_shared<detail::SubscriberCore>(core_, topic, std::move(options), std::move(callback));
+    core->start();
+    return RawSubscriber(std::move(core));
+}
+
+}  // namespace gecko

@@ -1,0 +1,20 @@
+#include "gecko/error.hpp"
+
+namespace gecko {
+
+const char* to_string(Errc code) noexcept {
+    switch (code) {
+        case Errc::invalid_argument: return "invalid_argument";
+        case Errc::transport: return "transport";
+        case Errc::timeout: return "timeout";
+        case Errc::no_peer: return "no_peer";
+        case Errc::type_mismatch: return "type_mismatch";
+        case Errc::decode: return "decode";
+        case Errc::remote: return "remote";
+        case Errc::protocol: return "protocol";
+        case Errc::discovery: return "discovery";
+    }
+    return "unknown";
+}
+
+}  // namespace gecko
