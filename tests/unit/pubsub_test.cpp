@@ -6,6 +6,8 @@
 #include <gecko/msgs/sensors.hpp>
 #include <gecko/msgs/std.hpp>
 
+#include "test_support.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -18,19 +20,8 @@ using gecko::msgs::Int64;
 
 namespace {
 
-// A node with discovery off: endpoints are given by hand in these tests.
-gecko::Node make_node(const std::string& name) {
-    gecko::NodeOptions options;
-    options.key = "unit";
-    options.name = name;
-    options.discovery = false;
-    return gecko::Node(options);
-}
-
-std::string unique_inproc(const std::string& what) {
-    static std::atomic<int> counter{0};
-    return "inproc://" + what + "-" + std::to_string(counter++);
-}
+using test::make_node;
+using test::unique_inproc;
 
 // Publishes until the subscriber is connected, then `count` numbered messages.
 struct PubSub {

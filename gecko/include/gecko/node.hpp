@@ -45,6 +45,12 @@ struct NodeOptions {
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
     /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS.
     static NodeOptions from_env();
+
+    /// from_env(), then command-line flags on top: `--key K`, `--name N`,
+    /// `--core HOST[:PORT]`, `--multicast GROUP:PORT`, `--interface ADDR`,
+    /// `--no-multicast`, `--no-discovery`. Other arguments are left for the
+    /// program. `default_name` is used when neither GECKO_NODE nor --name is given.
+    static NodeOptions from_args(int argc, const char* const* argv, const std::string& default_name = "");
 };
 
 class Node {

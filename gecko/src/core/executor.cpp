@@ -79,7 +79,7 @@ std::size_t Executor::spin_once(std::chrono::milliseconds timeout) {
         std::vector<std::unique_lock<std::recursive_mutex>> locks;
         locks.reserve(entities.size());
         for (auto& e : entities) locks.emplace_back(e->socket_mutex());
-        zmq::poll(items.data(), items.size(), timeout);
+        poll_interruptible(items.data(), items.size(), timeout);
     }
     if (items[0].revents & ZMQ_POLLIN) drain(wake_fd_);
     std::vector<bool> ready(entities.size(), false);

@@ -104,7 +104,7 @@ void NodeCore::advertise([[maybe_unused]] Role role, [[maybe_unused]] std::uint6
     r.kind = role == Role::publisher ? EntityKind::publisher : EntityKind::server;
     r.topic = topic;
     r.type_name = type_name;
-    for (const auto& e : endpoints) r.endpoints.push_back(discovery_->local_endpoint_for(e));
+    r.endpoints = endpoints;  // tcp wildcards are rewritten by the client when sent
     discovery_->add(r);
 #endif
 }
@@ -179,6 +179,31 @@ NodeOptions NodeOptions::from_env() {
     o.discovery = !(discovery == "off" || discovery == "0" || discovery == "false");
     o.ipc_directory = env_or("GECKO_IPC_DIR", "/tmp");
     o.tcp_address = env_or("GECKO_TCP_ADDRESS", "0.0.0.0");
+    return o;
+}
+
+NodeOptions NodeOptions::from_args(int argc, const char* const* argv, const std::string& default_name) {
+    NodeOptions o = from_env();
+    if (!default_name.empty() && !std::getenv("GECKO_NODE")) o.name = default_name;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (arg == "--key" && has_value) {
+            o.key = argv[++i];
+        } else if (arg == "--name" && has_value) {
+            o.name = argv[++i];
+        } else if (arg == "--core" && has_value) {
+            o.core = argv[++i];
+        } else if (arg == "--multicast" && has_value) {
+            o.multicast = argv[++i];
+        } else if (arg == "--interface" && has_value) {
+            o.interface = argv[++i];
+        } else if (arg == "--no-multicast") {
+            o.multicast_enabled = false;
+        } else if (arg == "--no-discovery") {
+            o.discovery = false;
+        }
+    }
     return o;
 }
 

@@ -323,7 +323,7 @@ private:
             const auto left = deadline - std::chrono::steady_clock::now();
             const auto wait = std::max(std::chrono::milliseconds(0),
                                        std::chrono::duration_cast<std::chrono::milliseconds>(left + std::chrono::microseconds(999)));
-            zmq::poll(items, 2, wait);
+            poll_interruptible(items, 2, wait);
             if (items[0].revents & events) return true;
             if (std::chrono::steady_clock::now() >= deadline) return false;
         }

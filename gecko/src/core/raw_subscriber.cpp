@@ -62,7 +62,7 @@ public:
             const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(left + std::chrono::microseconds(999));
             const auto handle = link_->poll_handle();
             zmq::pollitem_t items[] = {{handle.socket, handle.fd, ZMQ_POLLIN, 0}, {nullptr, pending_.fd(), ZMQ_POLLIN, 0}};
-            zmq::poll(items, 2, wait);
+            poll_interruptible(items, 2, wait);
         }
     }
 

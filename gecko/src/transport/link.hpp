@@ -4,6 +4,7 @@
 // the endpoint). A same-host shared-memory link will implement the same two
 // interfaces, negotiated through geckocore, without touching the layers above.
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,17 @@ struct PollHandle {
     void* socket = nullptr;
     int fd = -1;
 };
+
+/// zmq::poll that treats a signal (EINTR) as "nothing ready": the caller's
+/// loop re-checks its deadline and ok(), so Ctrl-C never surfaces as an exception.
+inline int poll_interruptible(zmq::pollitem_t* items, std::size_t count, std::chrono::milliseconds timeout) {
+    try {
+        return zmq::poll(items, count, timeout);
+    } catch (const zmq::error_t& e) {
+        if (e.num() == EINTR) return 0;
+        throw;
+    }
+}
 
 /// One received frame; owns its bytes until destroyed.
 struct InFrame {

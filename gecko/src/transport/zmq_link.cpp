@@ -49,7 +49,7 @@ public:
                             FunctionRef<void(std::string_view, bool)> on) override {
         if (wait.count() > 0) {
             zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-            zmq::poll(&item, 1, wait);
+            poll_interruptible(&item, 1, wait);
         }
         zmq::message_t message;
         while (socket_.recv(message, zmq::recv_flags::dontwait)) {

@@ -1,0 +1,192 @@
+// Bad input: every kind of broken frame is dropped and counted under its own
+// reason, and good messages sent afterwards still arrive.
+
+#include <catch2/catch.hpp>
+
+#include <gecko/frame.hpp>
+#include <gecko/gecko.hpp>
+#include <gecko/msgs/std.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using gecko::msgs::Int64;
+
+namespace {
+
+struct Fixture {
+    gecko::Node node = test::make_node("bad-input");
+    std::string endpoint = test::unique_inproc("bad");
+    gecko::Publisher<Int64> good;
+    gecko::Subscriber<Int64> sub;
+
+    explicit Fixture(std::size_t max_message_size = 1 << 20) {
+        gecko::PublisherOptions po;
+        po.endpoints = {endpoint};
+        good = node.publisher<Int64>("numbers", po);
+        gecko::SubscriberOptions so;
+        so.endpoints = {endpoint};
+        so.depth = 64;
+        so.max_message_size = max_message_size;
+        sub = node.subscriber<Int64>("numbers", so);
+        REQUIRE(good.wait_for_subscribers(1, 2s));
+    }
+
+    void inject(const std::vector<std::uint8_t>& bytes) { good.raw().publish_raw_bytes(bytes.data(), bytes.size()); }
+
+    // After the bad frame, a good one must still come through.
+    void expect_good_message_still_arrives() {
+        good.publish(Int64{4242});
+        auto msg = sub.receive(2s);
+        REQUIRE(msg);
+        CHECK(msg->data == 4242);
+    }
+};
+
+// A valid frame of `type` around `payload`.
+std::vector<std::uint8_t> frame(const std::string& type, const std::vector<std::uint8_t>& payload,
+                                std::uint8_t flags = 0, std::uint8_t version = gecko::frame_version) {
+    std::vector<std::uint8_t> out(gecko::frame_header_size(type));
+    gecko::FrameHeader h;
+    h.type_name = type;
+    h.flags = flags;
+    h.sequence = 1;
+    h.sender_id = 99;
+    h.payload_size = static_cast<std::uint32_t>(payload.size());
+    gecko::write_frame_header(out.data(), h);
+    out[2] = version;
+    out.insert(out.end(), payload.begin(), payload.end());
+    return out;
+}
+
+const std::vector<std::uint8_t> int_payload = {0x81, 0xa4, 'd', 'a', 't', 'a', 0x07};  // {"data": 7}
+
+}  // namespace
+
+TEST_CASE("a well-formed hand-built frame is accepted", "[bad_input]") {
+    Fixture f;
+    f.inject(frame("gecko.msgs.Int64", int_payload));
+    auto msg = f.sub.receive(2s);
+    REQUIRE(msg);
+    CHECK(msg->data == 7);
+}
+
+TEST_CASE("a truncated frame is dropped and counted as malformed", "[bad_input]") {
+    Fixture f;
+    auto bytes = frame("gecko.msgs.Int64", int_payload);
+    bytes.resize(20);
+    f.inject(bytes);
+    auto cut_payload = frame("gecko.msgs.Int64", int_payload);
+    cut_payload.pop_back();
+    f.inject(cut_payload);
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().malformed == 2);
+}
+
+TEST_CASE("garbage that is not a Gecko frame is dropped and counted", "[bad_input]") {
+    Fixture f;
+    f.inject({'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
+    f.inject({0x00});
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().malformed == 2);
+}
+
+TEST_CASE("a frame of an unsupported version is dropped and counted", "[bad_input]") {
+    Fixture f;
+    f.inject(frame("gecko.msgs.Int64", int_payload, 0, 2));
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().unsupported_version == 1);
+}
+
+TEST_CASE("a frame with unknown flags or a bad type name is dropped", "[bad_input]") {
+    Fixture f;
+    f.inject(frame("gecko.msgs.Int64", int_payload, 0x80));
+    auto bad_name = frame("gecko.msgs.Int64", int_payload);
+    bad_name[gecko::frame_fixed_size] = '\n';
+    f.inject(bad_name);
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().malformed == 2);
+}
+
+TEST_CASE("garbage msgpack in a valid frame is a decode error, not a crash", "[bad_input]") {
+    Fixture f;
+    f.inject(frame("gecko.msgs.Int64", {0xc1, 0xff, 0x00}));           // 0xc1 is never used in msgpack
+    f.inject(frame("gecko.msgs.Int64", {0x81, 0xa4, 'd', 'a', 't'}));  // truncated msgpack
+    f.inject(frame("gecko.msgs.Int64", {0x81, 0xa4, 'd', 'a', 't', 'a', 0xa1, 'x'}));  // data is a string
+    f.inject(frame("gecko.msgs.Int64", {0xdd, 0xff, 0xff, 0xff, 0xff}));  // array claiming 4 G elements
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().decode_errors == 4);
+}
+
+TEST_CASE("an oversized message is dropped and counted", "[bad_input]") {
+    Fixture f(1024);
+    gecko::PublisherOptions po;
+    const auto e = test::unique_inproc("big");
+    po.endpoints = {e};
+    auto big_pub = f.node.publisher<gecko::msgs::Bytes>("blob", po);
+    gecko::SubscriberOptions so;
+    so.endpoints = {e};
+    so.max_message_size = 1024;
+    auto big_sub = f.node.subscriber<gecko::msgs::Bytes>("blob", so);
+    REQUIRE(big_pub.wait_for_subscribers(1, 2s));
+    gecko::msgs::Bytes big;
+    big.data.assign(4096, 1);
+    big_pub.publish(big);
+    gecko::msgs::Bytes small;
+    small.data.assign(10, 2);
+    big_pub.publish(small);
+    auto got = big_sub.receive(2s);
+    REQUIRE(got);
+    CHECK(*got == small);
+    CHECK(big_sub.stats().oversized == 1);
+}
+
+TEST_CASE("a compressed frame whose declared size exceeds the maximum is refused before inflating", "[bad_input]") {
+    Fixture f(1024);
+    std::vector<std::uint8_t> payload(100, 0);
+    auto bytes = frame("gecko.msgs.Int64", payload, gecko::frame_flags::compressed);
+    // Claim 1 GiB uncompressed: a zip bomb must not allocate it.
+    const std::uint32_t huge = 1u << 30;
+    std::memcpy(bytes.data() + 28, &huge, 4);
+    f.inject(bytes);
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().oversized == 1);
+}
+
+TEST_CASE("a corrupt compressed payload is dropped and counted", "[bad_input]") {
+    Fixture f;
+    std::vector<std::uint8_t> not_zlib = {1, 2, 3, 4, 5, 6, 7, 8};
+    auto bytes = frame("gecko.msgs.Int64", not_zlib, gecko::frame_flags::compressed);
+    const std::uint32_t size = 7;
+    std::memcpy(bytes.data() + 28, &size, 4);
+    f.inject(bytes);
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().malformed == 1);
+}
+
+TEST_CASE("a frame of an unknown type is counted as a type mismatch", "[bad_input]") {
+    Fixture f;
+    f.inject(frame("vendor.Unknown", int_payload));
+    f.expect_good_message_still_arrives();
+    CHECK(f.sub.stats().type_mismatches == 1);
+}
+
+TEST_CASE("sequence gaps are counted as drops per publisher", "[bad_input]") {
+    Fixture f;
+    auto first = frame("gecko.msgs.Int64", int_payload);
+    auto later = frame("gecko.msgs.Int64", int_payload);
+    later[4] = 5;  // sequence 5 after 1: 3 lost
+    f.inject(first);
+    f.inject(later);
+    REQUIRE(f.sub.receive(2s));
+    REQUIRE(f.sub.receive(2s));
+    const auto stats = f.sub.stats();
+    CHECK(stats.drops == 3);
+    REQUIRE(stats.publishers.count(99) == 1);
+    CHECK(stats.publishers.at(99).drops == 3);
+    CHECK(stats.publishers.at(99).received == 2);
+}

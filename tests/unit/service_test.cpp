@@ -1,0 +1,144 @@
+// Services: request/reply, timeouts, recovery, several clients, remote errors.
+
+#include <catch2/catch.hpp>
+
+#include <gecko/gecko.hpp>
+#include <gecko/msgs/std.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <unistd.h>
+
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using gecko::msgs::Int64;
+using gecko::msgs::String;
+
+namespace {
+
+struct Fixture {
+    gecko::Node server_node = test::make_node("server");
+    gecko::Node client_node = test::make_node("client");
+    std::string endpoint = test::unique_inproc("svc");
+    std::atomic<bool> stall{false};
+    gecko::Service<Int64, Int64> service;
+    gecko::Client<Int64, Int64> client;
+
+    Fixture() {
+        gecko::ServiceOptions so;
+        so.endpoints = {endpoint};
+        service = server_node.service<Int64, Int64>("double", [this](const Int64& x) {
+            if (x.data < 0) throw std::runtime_error("negative input");
+            if (stall.load()) std::this_thread::sleep_for(300ms);  // a slow handler, on purpose
+            return Int64{2 * x.data};
+        }, so);
+        server_node.spin_in_background();
+        gecko::ClientOptions co;
+        co.endpoints = {endpoint};
+        client = client_node.client<Int64, Int64>("double", co);
+        REQUIRE(client.wait_for_server(2s));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a client gets the reply to its request", "[service]") {
+    Fixture f;
+    for (int i = 0; i < 20; ++i) CHECK(f.client.call(Int64{i}, 1s).data == 2 * i);
+    CHECK(f.service.requests() == 20);
+}
+
+TEST_CASE("a handler that throws sends the caller an error naming the reason", "[service]") {
+    Fixture f;
+    try {
+        f.client.call(Int64{-1}, 1s);
+        FAIL("expected an error");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::remote);
+        CHECK(std::string(e.what()).find("negative input") != std::string::npos);
+    }
+    CHECK(f.client.call(Int64{3}, 1s).data == 6);  // and the service goes on
+}
+
+TEST_CASE("a call times out, and the late reply does not confuse the next call", "[service]") {
+    Fixture f;
+    f.stall = true;
+    CHECK_THROWS_MATCHES(f.client.call(Int64{1}, 50ms), gecko::Error,
+                         Catch::Matchers::Predicate<gecko::Error>([](const gecko::Error& e) {
+                             return e.code() == gecko::Errc::timeout;
+                         }));
+    f.stall = false;
+    // The reply to 1 (=2) arrives late; the next call must return 2*7.
+    CHECK(f.client.call(Int64{7}, 2s).data == 14);
+}
+
+TEST_CASE("a call with no server fails fast with no_peer", "[service]") {
+    auto node = test::make_node("lonely");
+    gecko::ClientOptions co;
+    co.endpoints = {"tcp://127.0.0.1:1"};  // nobody listens there
+    auto client = node.client<Int64, Int64>("nobody", co);
+    try {
+        client.call(Int64{1}, 100ms);
+        FAIL("expected an error");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::no_peer);
+        CHECK(std::string(e.what()).find("nobody") != std::string::npos);
+    }
+}
+
+TEST_CASE("a client recovers when its server dies and another takes its place", "[service]") {
+    auto client_node = test::make_node("recover-client");
+    const auto endpoint = "tcp://127.0.0.1:" + std::to_string(20000 + ::getpid() % 20000);
+    gecko::ClientOptions co;
+    co.endpoints = {endpoint};
+    auto client = client_node.client<Int64, Int64>("inc", co);
+    gecko::ServiceOptions so;
+    so.endpoints = {endpoint};
+    {
+        auto node = test::make_node("server-1");
+        auto service = node.service<Int64, Int64>("inc", [](const Int64& x) { return Int64{x.data + 1}; }, so);
+        node.spin_in_background();
+        REQUIRE(client.wait_for_server(2s));
+        CHECK(client.call(Int64{1}, 1s).data == 2);
+    }
+    CHECK_THROWS_AS(client.call(Int64{1}, 100ms), gecko::Error);  // dead server: fails, does not hang
+    auto node = test::make_node("server-2");
+    auto service = node.service<Int64, Int64>("inc", [](const Int64& x) { return Int64{x.data + 10}; }, so);
+    node.spin_in_background();
+    REQUIRE(client.wait_for_server(5s));
+    CHECK(client.call(Int64{1}, 1s).data == 11);
+}
+
+TEST_CASE("several clients share one service", "[service]") {
+    Fixture f;
+    gecko::ClientOptions co;
+    co.endpoints = {f.endpoint};
+    auto second = f.client_node.client<Int64, Int64>("double", co);
+    REQUIRE(second.wait_for_server(2s));
+    std::thread other([&] {
+        for (int i = 0; i < 50; ++i) CHECK(second.call(Int64{i}, 2s).data == 2 * i);
+    });
+    for (int i = 0; i < 50; ++i) CHECK(f.client.call(Int64{100 + i}, 2s).data == 2 * (100 + i));
+    other.join();
+    CHECK(f.service.requests() == 100);
+}
+
+TEST_CASE("a request of the wrong type gets an error naming both types", "[service][types]") {
+    Fixture f;
+    gecko::ClientOptions co;
+    co.endpoints = {f.endpoint};
+    auto wrong = f.client_node.client<String, Int64>("double", co);
+    REQUIRE(wrong.wait_for_server(2s));
+    try {
+        wrong.call(String{"hi"}, 1s);
+        FAIL("expected an error");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::remote);
+        const std::string what = e.what();
+        CHECK(what.find("gecko.msgs.Int64") != std::string::npos);
+        CHECK(what.find("gecko.msgs.String") != std::string::npos);
+    }
+}
