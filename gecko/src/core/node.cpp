@@ -73,11 +73,59 @@ NodeCore::NodeCore(NodeOptions options)
         }
         discovery_ = std::make_unique<DiscoveryClient>(std::move(d));
         discovery_->on_error([this](std::uint64_t, const std::string& message) { logger_.error(message); });
+        reporter_ = std::thread([this] { report_loop(); });
     }
 #endif
 }
 
-NodeCore::~NodeCore() { stop_background_spinner(); }
+NodeCore::~NodeCore() {
+    stop_background_spinner();
+    {
+        std::lock_guard<std::mutex> lock(sources_mutex_);
+        reporter_stop_ = true;
+    }
+    reporter_wake_.notify_all();
+    if (reporter_.joinable()) reporter_.join();
+}
+
+void NodeCore::add_stats_source(std::uint64_t id, std::function<Counters()> source) {
+    if (!discovery_) return;
+    std::lock_guard<std::mutex> lock(sources_mutex_);
+    sources_[id] = Source{std::move(source), Counters{}};
+}
+
+void NodeCore::remove_stats_source(std::uint64_t id) {
+    std::lock_guard<std::mutex> lock(sources_mutex_);
+    sources_.erase(id);
+}
+
+// Every ~3 s: per-entity rates since the last tick, sent to the core for
+// `gecko list` and `gecko top`.
+void NodeCore::report_loop() {
+    [[maybe_unused]] constexpr auto period = std::chrono::seconds(3);
+    auto last = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(sources_mutex_);
+    while (!reporter_wake_.wait_for(lock, period, [this] { return reporter_stop_; })) {
+        const auto now = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(now - last).count();
+        last = now;
+#ifdef GECKO_HAVE_DISCOVERY
+        std::vector<TopicStats> report;
+        for (auto& [id, source] : sources_) {
+            const Counters c = source.read();
+            TopicStats t;
+            t.id = id;
+            t.messages_per_s = static_cast<double>(c.messages - source.last.messages) / seconds;
+            t.bytes_per_s = static_cast<double>(c.bytes - source.last.bytes) / seconds;
+            t.drops = c.drops;
+            t.latency_ns = c.latency_ns;
+            source.last = c;
+            report.push_back(t);
+        }
+        if (discovery_ && !report.empty()) discovery_->report(std::move(report));
+#endif
+    }
+}
 
 std::uint64_t NodeCore::new_id() {
     std::lock_guard<std::mutex> lock(random_mutex_);

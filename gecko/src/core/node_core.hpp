@@ -4,6 +4,9 @@
 // handle outliving its Node still works until it is destroyed.
 
 #include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <functional>
 #include <memory>
 #include <random>
@@ -51,6 +54,16 @@ public:
     void withdraw(std::uint64_t id);
     bool wait_for_core(std::chrono::milliseconds timeout);
 
+    /// Counters an entity exposes for the periodic report to the core.
+    struct Counters {
+        std::uint64_t messages = 0, bytes = 0, drops = 0;
+        std::int64_t latency_ns = -1;
+    };
+    /// Reports `source()` to the core every ~3 s (rates from the differences)
+    /// until remove_stats_source(id). No-op without discovery.
+    void add_stats_source(std::uint64_t id, std::function<Counters()> source);
+    void remove_stats_source(std::uint64_t id);
+
     void start_background_spinner();
     void stop_background_spinner();
 
@@ -63,6 +76,16 @@ private:
     std::mutex random_mutex_;
     std::string hostname_;
     std::unique_ptr<DiscoveryClient> discovery_;
+    void report_loop();
+    struct Source {
+        std::function<Counters()> read;
+        Counters last;
+    };
+    std::mutex sources_mutex_;
+    std::map<std::uint64_t, Source> sources_;
+    std::condition_variable reporter_wake_;
+    bool reporter_stop_ = false;
+    std::thread reporter_;
     std::thread spinner_;
     std::atomic<bool> spinning_{false};
 };

@@ -27,9 +27,16 @@ public:
         header_.type_name = type_name_;
         header_.sender_id = id_;
         node_->advertise(Role::publisher, id_, topic_, type_name_, link_->endpoints());
+        node_->add_stats_source(id_, [this] {
+            const PublisherStats s = stats();
+            return NodeCore::Counters{s.messages, s.bytes, s.send_failures, -1};
+        });
     }
 
-    ~PublisherCore() { node_->withdraw(id_); }
+    ~PublisherCore() {
+        node_->remove_stats_source(id_);
+        node_->withdraw(id_);
+    }
 
     void publish_frame(Buffer& buffer) {
         const std::size_t room = frame_header_size(type_name_);

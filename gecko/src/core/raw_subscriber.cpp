@@ -34,9 +34,16 @@ public:
             if (auto self = weak.lock()) self->set_discovered(eps);
         });
         if (callback_) node_->executor().add(shared_from_this());
+        node_->add_stats_source(id_, [weak] {
+            auto self = weak.lock();
+            if (!self) return NodeCore::Counters{};
+            const SubscriberStats s = self->stats();
+            return NodeCore::Counters{s.received, s.bytes, s.drops, s.last_latency_ns};
+        });
     }
 
     void close() {
+        node_->remove_stats_source(id_);
         node_->withdraw(id_);
         if (callback_) node_->executor().remove(this);
         std::lock_guard<std::recursive_mutex> lock(socket_mutex_);

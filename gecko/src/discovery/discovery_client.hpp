@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file discovery_client.hpp
+/// The node side of discovery (internal). A DiscoveryClient finds the
+/// geckocore of its key (UDP multicast query, else the explicit core address),
+/// keeps a ZeroMQ DEALER session to it, registers the node's entities, and
+/// reports the peers each subscriber/client should connect to.
+///
+/// Registrations are soft state: they are re-sent whenever a core does not
+/// know this node (core restart), and watchers keep their last peer set while
+/// no core is reachable: a core going away never tells the node that its
+/// publishers vanished. See docs/DISCOVERY.md for the wire protocol.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gecko::detail {
+
+enum class EntityKind : std::uint8_t { publisher, subscriber, server, client };
+
+/// One entity of a node, as registered with the core.
+struct Registration {
+    std::uint64_t id = 0;               ///< unique per entity (random 64-bit, chosen by the node)
+    EntityKind kind = EntityKind::publisher;
+    std::string topic;                  ///< topic or service name
+    std::string type_name;              ///< "gecko.msgs.Imu"; services: "<request type>-><reply type>"
+    std::vector<std::string> endpoints; ///< what the entity bound; tcp wildcards are rewritten by local_endpoint_for() when sent
+};
+
+/// A registration seen from elsewhere, with where it lives.
+struct Peer {
+    Registration reg;
+    std::string node;   ///< node name
+    std::string host;   ///< gethostname() of the node's host
+    std::int32_t pid = 0;
+};
+
+/// Per-entity figures a node reports to the core every few seconds.
+struct TopicStats {
+    std::uint64_t id = 0;          ///< the entity's registration id
+    double messages_per_s = 0;
+    double bytes_per_s = 0;
+    std::uint64_t drops = 0;
+    std::int64_t latency_ns = -1;  ///< -1 = unknown
+};
+
+/// How a node finds and talks to its core. Every field has a default.
+struct DiscoveryOptions {
+    std::string key;                                ///< the key (robot / simulation) to discover within
+    std::string node;                               ///< this node's name, shown by tools
+    std::string multicast_group = "239.255.71.67";  ///< administratively scoped (RFC 2365); shared by all keys
+    std::uint16_t multicast_port = 7650;            ///< UDP port of the group
+    std::string interface;                          ///< interface name or IPv4 address for multicast; empty = default route
+    int ttl = 1;                                    ///< multicast TTL (1 = this subnet only)
+    bool multicast = true;                          ///< false = only the explicit core address is used
+    std::string core;                               ///< "host", "host:port" or "tcp://host:port" (port 7651 if omitted); empty = none
+    std::chrono::milliseconds lease{3000};          ///< heartbeat every lease/3; core considered lost after a lease of silence
+    std::chrono::milliseconds find_timeout{1500};   ///< multicast silence after which `core` is tried and a warning is logged
+
+    /// Defaults overridden by GECKO_KEY, GECKO_CORE, GECKO_MULTICAST=group:port,
+    /// GECKO_INTERFACE and GECKO_NO_MULTICAST=1. Invalid values throw gecko::Error(invalid_argument).
+    static DiscoveryOptions from_env();
+};
+
+/// Parses "group:port" (port optional). Returns false on a malformed value.
+bool parse_multicast(const std::string& text, std::string& group, std::uint16_t& port);
+/// "host" / "host:port" / "tcp://host:port" -> "tcp://host:port"; empty string if malformed.
+std::string normalize_core_address(const std::string& text);
+
+class DiscoveryClient {
+public:
+    /// Starts the discovery thread; never blocks waiting for the core.
+    /// @throws gecko::Error(invalid_argument) on a malformed option.
+    explicit DiscoveryClient(DiscoveryOptions options);
+    /// Withdraws every registration (best effort, bounded to ~200 ms) and stops the thread.
+    ~DiscoveryClient();
+    DiscoveryClient(const DiscoveryClient&) = delete;
+    DiscoveryClient& operator=(const DiscoveryClient&) = delete;
+
+    /// Registers now (or as soon as a core answers), and again after any core restart.
+    /// Re-adding an existing id replaces it.
+    void add(const Registration& r);
+    /// Withdraws a registration and drops its watcher.
+    void remove(std::uint64_t id);
+    /// For a subscriber: the publishers of its topic (same type only); for a client: the
+    /// servers of its service. Called on the discovery thread with the full current set
+    /// once after the first answer, then whenever that set changes.
+    void watch(std::uint64_t id, std::function<void(const std::vector<Peer>&)> on_peers);
+    /// Errors the core reports about one of our entities (type conflict, duplicate id...).
+    /// Called on the discovery thread.
+    void on_error(std::function<void(std::uint64_t id, const std::string& message)> cb);
+    /// Latest figures, forwarded to the core on the next report tick (~3 s).
+    void report(std::vector<TopicStats> stats);
+    /// True once a core acknowledged this node (returns at once if it already has).
+    bool wait_for_core(std::chrono::milliseconds timeout);
+    /// True while a core is acknowledging our heartbeats.
+    bool connected() const noexcept;
+    /// What was tried to find the core and what came of it, for error messages.
+    std::string describe_attempts() const;
+    /// tcp://0.0.0.0:P and tcp://*:P -> tcp://<address other hosts can reach>:P
+    /// (the local address of the route towards the core, or towards the multicast
+    /// group, or of `interface`); anything else is returned unchanged.
+    std::string local_endpoint_for(const std::string& bound) const;
+    /// This node's session id (random, new for each DiscoveryClient).
+    std::uint64_t session() const noexcept;
+    /// The core's instance id (0 while none acknowledged us).
+    std::uint64_t core_instance() const noexcept;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gecko::detail

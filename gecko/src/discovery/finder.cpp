@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "discovery/finder.hpp"
+
+#include "discovery/protocol.hpp"
+#include "gecko/log.hpp"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace gecko::detail {
+
+CoreFinder::CoreFinder(const DiscoveryOptions& options)
+    : options_(options), explicit_(normalize_core_address(options.core)), host_(net::hostname()) {
+    if (!options_.multicast) return;
+    const auto group = net::parse_ipv4(options_.multicast_group);
+    const auto iface = net::interface_address(options_.interface);
+    if (!group || !IN_MULTICAST(ntohl(group->s_addr))) {
+        setup_error_ = "'" + options_.multicast_group + "' is not an IPv4 multicast group";
+        return;
+    }
+    if (!iface) {
+        setup_error_ = "unknown interface '" + options_.interface + "'";
+        return;
+    }
+    group_.sin_family = AF_INET;
+    group_.sin_port = htons(options_.multicast_port);
+    group_.sin_addr = *group;
+    group_ok_ = true;
+    std::string error;
+    sender_ = net::open_multicast_sender(*iface, options_.ttl, error);
+    if (!sender_) {
+        setup_error_ = error;
+        group_ok_ = false;
+        return;
+    }
+    // The listener only speeds things up (announcements); queries work without it.
+    std::string listen_error;
+    listener_ = net::open_multicast_listener(*group, options_.multicast_port, *iface, listen_error);
+}
+
+void CoreFinder::restart() {
+    backoff_ = std::chrono::milliseconds(0);
+    next_query_ = Clock::time_point{};
+}
+
+CoreFinder::Clock::time_point CoreFinder::tick(Clock::time_point now) {
+    if (!group_ok_) return now + std::chrono::hours(1);
+    if (now >= next_query_) {
+        send_query();
+        backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(100), std::chrono::milliseconds(1000));
+        next_query_ = now + backoff_;
+    }
+    return next_query_;
+}
+
+void CoreFinder::send_query() {
+    wire::Writer w("query", 4);
+    w.kv("key", options_.key);
+    w.kv("node", options_.node);
+    w.kv("host", host_);
+    w.kv("pid", static_cast<std::int32_t>(::getpid()));
+    send_error_ = net::send_to(sender_.get(), group_, w.data(), w.size());
+    ++queries_;
+}
+
+std::vector<CoreAnswer> CoreFinder::read(int fd) {
+    std::vector<CoreAnswer> out;
+    if (fd < 0) return out;
+    char buf[wire::max_datagram];
+    for (int budget = 64; budget > 0; --budget) {
+        sockaddr_in from{};
+        socklen_t len = sizeof from;
+        const auto n = ::recvfrom(fd, buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
+        if (n < 0) break;  // EAGAIN: drained
+        std::string why;
+        std::optional<wire::Message> msg;
+        if (static_cast<std::size_t>(n) > sizeof buf)
+            why = "oversized datagram (" + std::to_string(n) + " bytes)";
+        else
+            msg = wire::Message::parse(buf, static_cast<std::size_t>(n), &why);
+        if (!msg) {
+            ++malformed_;
+            const auto now = Clock::now();
+            if (now - last_malformed_log_ > std::chrono::seconds(10)) {
+                last_malformed_log_ = now;
+                Logger("gecko.discovery").debug("ignored datagram from " + net::to_string(from) + ": " + why + " (" +
+                                                std::to_string(malformed_) + " so far)");
+            }
+            continue;
+        }
+        const bool reply = msg->type() == "core";
+        if (!reply && msg->type() != "announce") continue;  // queries from other nodes: not for us
+        const auto key = wire::get_str(msg->root(), "key");
+        auto endpoint = wire::get_str(msg->root(), "endpoint");
+        const auto instance = wire::get_u64(msg->root(), "instance");
+        if (!key || !endpoint || !instance) {
+            ++malformed_;
+            continue;
+        }
+        if (*key != options_.key) {
+            if (reply) {  // a core of another key answered us: only possible with a buggy core; remember it
+                ++other_key_answers_;
+                other_keys_ = *key;
+            }
+            continue;
+        }
+        std::string host;
+        std::uint16_t port = 0;
+        if (!net::split_tcp_endpoint(*endpoint, host, port)) {
+            ++malformed_;
+            continue;
+        }
+        CoreAnswer a;
+        a.endpoint = net::is_wildcard_host(host) ? "tcp://" + net::to_string(from.sin_addr) + ":" + std::to_string(port) : *endpoint;
+        a.instance = *instance;
+        a.host = wire::get_str(msg->root(), "host").value_or("");
+        a.pid = static_cast<std::int32_t>(wire::get_i64(msg->root(), "pid").value_or(0));
+        a.announcement = !reply;
+        ++answers_;
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::string CoreFinder::describe() const {
+    std::string s;
+    if (options_.multicast) {
+        s = "multicast " + options_.multicast_group + ":" + std::to_string(options_.multicast_port) + " on " +
+            (options_.interface.empty() ? std::string("the default interface") : "'" + options_.interface + "'") + ": ";
+        if (!setup_error_.empty())
+            s += "unusable (" + setup_error_ + ")";
+        else if (!send_error_.empty())
+            s += "cannot send (" + send_error_ + ")";
+        else if (answers_ > 0)
+            s += "answered";
+        else
+            s += "no answer to " + std::to_string(queries_) + " queries";
+        if (other_key_answers_ > 0) s += " (a core of key '" + other_keys_ + "' answered)";
+    } else {
+        s = "multicast disabled";
+    }
+    s += "; unicast ";
+    if (explicit_.empty()) {
+        s += options_.core.empty() ? std::string("not configured (GECKO_CORE unset)") : "'" + options_.core + "' is not a valid address";
+    } else {
+        s += explicit_ + ": " + (unicast_result_.empty() ? std::string("not tried yet") : unicast_result_);
+    }
+    s += "; check that `geckocore --key " + options_.key + "` runs";
+    if (options_.multicast) s += ", that multicast reaches it (or set GECKO_CORE=host:port)";
+    return s;
+}
+
+}  // namespace gecko::detail

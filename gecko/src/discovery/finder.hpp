@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file finder.hpp
+/// Finds the geckocore of a key: sends multicast queries with back-off,
+/// listens for answers and announcements, and remembers what was tried so
+/// that a failure can be explained. Shared by DiscoveryClient and query_core.
+/// Not thread-safe: owned by one thread.
+
+#include "discovery/discovery_client.hpp"
+#include "discovery/net.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gecko::detail {
+
+/// A core that answered (or announced itself) for our key.
+struct CoreAnswer {
+    std::string endpoint;  ///< connectable, e.g. "tcp://192.0.2.2:7651"
+    std::uint64_t instance = 0;
+    std::string host;
+    std::int32_t pid = 0;
+    bool announcement = false;  ///< heard on the group rather than as a reply
+};
+
+class CoreFinder {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    /// Opens the sockets (failures are recorded for describe(), not thrown).
+    explicit CoreFinder(const DiscoveryOptions& options);
+
+    /// Sends a multicast query if one is due. Returns when the next one is due.
+    Clock::time_point tick(Clock::time_point now);
+    /// Restarts the back-off (queries at once, then 100, 200, 400... ms up to 1 s).
+    void restart();
+    /// File descriptors to poll for input (-1 when absent).
+    int query_fd() const noexcept { return sender_.get(); }
+    int listen_fd() const noexcept { return listener_.get(); }
+    /// Reads every pending datagram on `fd`; returns the answers for our key.
+    std::vector<CoreAnswer> read(int fd);
+
+    /// The explicit core, normalised ("tcp://host:port"), or "" if none.
+    const std::string& explicit_endpoint() const noexcept { return explicit_; }
+    bool multicast_enabled() const noexcept { return options_.multicast; }
+    /// Records what happened with the explicit core ("connection refused", ...).
+    void note_unicast(const std::string& result) { unicast_result_ = result; }
+    /// "multicast 239.255.71.67:7650 on default interface: no answer (5 queries); unicast tcp://...: ...; check ..."
+    std::string describe() const;
+
+    std::uint64_t malformed() const noexcept { return malformed_; }
+    std::uint64_t answers() const noexcept { return answers_; }
+
+private:
+    void send_query();
+
+    DiscoveryOptions options_;
+    std::string explicit_;
+    std::string host_;
+    net::Fd sender_;
+    net::Fd listener_;
+    sockaddr_in group_{};
+    bool group_ok_ = false;
+    std::string setup_error_;
+    std::string send_error_;
+    std::string unicast_result_;
+    std::uint64_t queries_ = 0;
+    std::uint64_t answers_ = 0;
+    std::uint64_t malformed_ = 0;
+    std::uint64_t other_key_answers_ = 0;
+    std::string other_keys_;
+    Clock::time_point next_query_{};
+    std::chrono::milliseconds backoff_{0};
+    Clock::time_point last_malformed_log_{};
+};
+
+}  // namespace gecko::detail

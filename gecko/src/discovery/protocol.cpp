@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "discovery/protocol.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace gecko::detail::wire {
+
+const char* to_string(EntityKind kind) noexcept {
+    switch (kind) {
+        case EntityKind::publisher: return "publisher";
+        case EntityKind::subscriber: return "subscriber";
+        case EntityKind::server: return "server";
+        case EntityKind::client: return "client";
+    }
+    return "?";
+}
+
+std::optional<EntityKind> kind_from_string(std::string_view text) noexcept {
+    if (text == "publisher") return EntityKind::publisher;
+    if (text == "subscriber") return EntityKind::subscriber;
+    if (text == "server") return EntityKind::server;
+    if (text == "client") return EntityKind::client;
+    return std::nullopt;
+}
+
+EntityKind producer_kind(EntityKind kind) noexcept {
+    return (kind == EntityKind::server || kind == EntityKind::client) ? EntityKind::server : EntityKind::publisher;
+}
+
+bool is_producer(EntityKind kind) noexcept { return kind == EntityKind::publisher || kind == EntityKind::server; }
+
+const msgpack::object* find(const msgpack::object& obj, std::string_view key) noexcept {
+    if (obj.type != msgpack::type::MAP) return nullptr;
+    for (std::uint32_t i = 0; i < obj.via.map.size; ++i) {
+        const auto& kv = obj.via.map.ptr[i];
+        if (kv.key.type == msgpack::type::STR && std::string_view(kv.key.via.str.ptr, kv.key.via.str.size) == key)
+            return &kv.val;
+    }
+    return nullptr;
+}
+
+std::optional<std::string> get_str(const msgpack::object& obj, std::string_view key) {
+    const auto* v = find(obj, key);
+    if (!v || v->type != msgpack::type::STR) return std::nullopt;
+    return std::string(v->via.str.ptr, v->via.str.size);
+}
+
+std::optional<std::uint64_t> get_u64(const msgpack::object& obj, std::string_view key) noexcept {
+    const auto* v = find(obj, key);
+    if (!v) return std::nullopt;
+    if (v->type == msgpack::type::POSITIVE_INTEGER) return v->via.u64;
+    return std::nullopt;
+}
+
+std::optional<std::int64_t> get_i64(const msgpack::object& obj, std::string_view key) noexcept {
+    const auto* v = find(obj, key);
+    if (!v) return std::nullopt;
+    if (v->type == msgpack::type::NEGATIVE_INTEGER) return v->via.i64;
+    if (v->type == msgpack::type::POSITIVE_INTEGER && v->via.u64 <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return static_cast<std::int64_t>(v->via.u64);
+    return std::nullopt;
+}
+
+std::optional<double> get_f64(const msgpack::object& obj, std::string_view key) noexcept {
+    const auto* v = find(obj, key);
+    if (!v) return std::nullopt;
+    switch (v->type) {
+        case msgpack::type::FLOAT32:
+        case msgpack::type::FLOAT64: return std::isfinite(v->via.f64) ? std::optional<double>(v->via.f64) : std::nullopt;
+        case msgpack::type::POSITIVE_INTEGER: return static_cast<double>(v->via.u64);
+        case msgpack::type::NEGATIVE_INTEGER: return static_cast<double>(v->via.i64);
+        default: return std::nullopt;
+    }
+}
+
+bool get_bool(const msgpack::object& obj, std::string_view key, bool fallback) noexcept {
+    const auto* v = find(obj, key);
+    return (v && v->type == msgpack::type::BOOLEAN) ? v->via.boolean : fallback;
+}
+
+std::optional<std::vector<std::string>> get_str_array(const msgpack::object& obj, std::string_view key) {
+    const auto* v = find(obj, key);
+    std::vector<std::string> out;
+    if (!v || v->type == msgpack::type::NIL) return out;
+    if (v->type != msgpack::type::ARRAY) return std::nullopt;
+    for (std::uint32_t i = 0; i < v->via.array.size; ++i) {
+        const auto& e = v->via.array.ptr[i];
+        if (e.type != msgpack::type::STR) return std::nullopt;
+        out.emplace_back(e.via.str.ptr, e.via.str.size);
+    }
+    return out;
+}
+
+namespace {
+// Bounds on what one message may allocate, so hostile input cannot exhaust memory.
+bool reference_nothing(msgpack::type::object_type, std::size_t, void*) { return false; }
+}  // namespace
+
+std::optional<Message> Message::parse(const char* data, std::size_t size, std::string* why) {
+    Message m;
+    try {
+        const msgpack::unpack_limit limits(65536, 65536, 1 << 20, 1 << 20, 1 << 16, 32);
+        std::size_t offset = 0;
+        m.handle_ = msgpack::unpack(data, size, offset, reference_nothing, nullptr, limits);
+        if (offset != size) {
+            if (why) *why = "trailing bytes after the msgpack map";
+            return std::nullopt;
+        }
+    } catch (const std::exception& e) {
+        if (why) *why = std::string("not msgpack (") + e.what() + ")";
+        return std::nullopt;
+    }
+    const auto& root = m.handle_.get();
+    if (root.type != msgpack::type::MAP) {
+        if (why) *why = "not a msgpack map";
+        return std::nullopt;
+    }
+    const auto v = get_i64(root, "v");
+    auto t = get_str(root, "t");
+    if (!v || !t) {
+        if (why) *why = "missing 'v' or 't'";
+        return std::nullopt;
+    }
+    if (*v != version) {
+        if (why) *why = "unsupported protocol version " + std::to_string(*v);
+        return std::nullopt;
+    }
+    m.type_ = std::move(*t);
+    return m;
+}
+
+void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r) {
+    pk.pack(std::string_view("id"));
+    pk.pack(r.id);
+    pk.pack(std::string_view("kind"));
+    pk.pack(std::string_view(to_string(r.kind)));
+    pk.pack(std::string_view("topic"));
+    pk.pack(r.topic);
+    pk.pack(std::string_view("type"));
+    pk.pack(r.type_name);
+    pk.pack(std::string_view("endpoints"));
+    pk.pack(r.endpoints);
+}
+
+std::optional<Registration> read_registration(const msgpack::object& obj) {
+    Registration r;
+    const auto id = get_u64(obj, "id");
+    const auto kind = get_str(obj, "kind");
+    auto topic = get_str(obj, "topic");
+    auto type = get_str(obj, "type");
+    auto endpoints = get_str_array(obj, "endpoints");
+    if (!id || !kind || !topic || !type || !endpoints) return std::nullopt;
+    const auto k = kind_from_string(*kind);
+    if (!k || topic->empty()) return std::nullopt;
+    r.id = *id;
+    r.kind = *k;
+    r.topic = std::move(*topic);
+    r.type_name = std::move(*type);
+    r.endpoints = std::move(*endpoints);
+    return r;
+}
+
+void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p) {
+    pk.pack_map(8);
+    pack_registration_fields(pk, p.reg);
+    pk.pack(std::string_view("node"));
+    pk.pack(p.node);
+    pk.pack(std::string_view("host"));
+    pk.pack(p.host);
+    pk.pack(std::string_view("pid"));
+    pk.pack(p.pid);
+}
+
+std::optional<Peer> read_peer(const msgpack::object& obj) {
+    auto reg = read_registration(obj);
+    if (!reg) return std::nullopt;
+    Peer p;
+    p.reg = std::move(*reg);
+    p.node = get_str(obj, "node").value_or("");
+    p.host = get_str(obj, "host").value_or("");
+    p.pid = static_cast<std::int32_t>(get_i64(obj, "pid").value_or(0));
+    return p;
+}
+
+void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s) {
+    pk.pack_map(5);
+    pk.pack(std::string_view("id"));
+    pk.pack(s.id);
+    pk.pack(std::string_view("messages_per_s"));
+    pk.pack(s.messages_per_s);
+    pk.pack(std::string_view("bytes_per_s"));
+    pk.pack(s.bytes_per_s);
+    pk.pack(std::string_view("drops"));
+    pk.pack(s.drops);
+    pk.pack(std::string_view("latency_ns"));
+    pk.pack(s.latency_ns);
+}
+
+std::optional<TopicStats> read_stats(const msgpack::object& obj) {
+    const auto id = get_u64(obj, "id");
+    if (!id) return std::nullopt;
+    TopicStats s;
+    s.id = *id;
+    s.messages_per_s = get_f64(obj, "messages_per_s").value_or(0);
+    s.bytes_per_s = get_f64(obj, "bytes_per_s").value_or(0);
+    s.drops = get_u64(obj, "drops").value_or(0);
+    s.latency_ns = get_i64(obj, "latency_ns").value_or(-1);
+    return s;
+}
+
+}  // namespace gecko::detail::wire

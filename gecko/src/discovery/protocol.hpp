@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file protocol.hpp
+/// The discovery wire protocol shared by the node-side client and geckocore:
+/// defaults, message names, and small msgpack helpers. Every message is one
+/// msgpack map with at least `v` (protocol version, 1) and `t` (message type).
+/// Unknown fields are ignored, so fields may be added without a version bump.
+/// docs/DISCOVERY.md is the specification; keep both in step.
+
+#include "discovery/discovery_client.hpp"
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gecko::detail::wire {
+
+inline constexpr int version = 1;
+inline constexpr const char* default_multicast_group = "239.255.71.67";  // 239.255/16: administratively scoped ("G"=71, "C"=67)
+inline constexpr std::uint16_t default_multicast_port = 7650;
+inline constexpr std::uint16_t default_core_port = 7651;
+inline constexpr std::size_t max_datagram = 8192;               // larger datagrams are foreign by definition
+inline constexpr std::int64_t max_zmq_message = 4 * 1024 * 1024;  // ZMQ_MAXMSGSIZE on both ends
+
+const char* to_string(EntityKind kind) noexcept;
+std::optional<EntityKind> kind_from_string(std::string_view text) noexcept;
+/// publisher<->subscriber, server<->client: the kind whose entities a watcher wants.
+EntityKind producer_kind(EntityKind kind) noexcept;
+bool is_producer(EntityKind kind) noexcept;
+
+// ---- reading -----------------------------------------------------------------
+
+/// Looks `key` up in a msgpack map; nullptr if `obj` is not a map or lacks it.
+const msgpack::object* find(const msgpack::object& obj, std::string_view key) noexcept;
+std::optional<std::string> get_str(const msgpack::object& obj, std::string_view key);
+std::optional<std::uint64_t> get_u64(const msgpack::object& obj, std::string_view key) noexcept;
+std::optional<std::int64_t> get_i64(const msgpack::object& obj, std::string_view key) noexcept;
+std::optional<double> get_f64(const msgpack::object& obj, std::string_view key) noexcept;
+bool get_bool(const msgpack::object& obj, std::string_view key, bool fallback) noexcept;
+/// An array of strings; nullopt if present but not an array of strings, empty if absent.
+std::optional<std::vector<std::string>> get_str_array(const msgpack::object& obj, std::string_view key);
+
+/// One decoded message. Never throws: malformed input gives nullopt and a reason.
+class Message {
+public:
+    static std::optional<Message> parse(const char* data, std::size_t size, std::string* why);
+    const std::string& type() const noexcept { return type_; }
+    const msgpack::object& root() const noexcept { return handle_.get(); }
+
+private:
+    msgpack::object_handle handle_;
+    std::string type_;
+};
+
+// ---- writing -----------------------------------------------------------------
+
+/// Builds one message: `Writer w("hello", 5); w.kv("key", k); ...` where 5 is
+/// the number of fields after `v` and `t` (msgpack maps are length-prefixed).
+class Writer {
+public:
+    Writer(std::string_view type, std::uint32_t fields) : pk_(buf_) {
+        pk_.pack_map(fields + 2);
+        kv("v", version);
+        kv("t", type);
+    }
+    template <typename T>
+    void kv(std::string_view key, const T& value) {
+        pk_.pack(key);
+        pk_.pack(value);
+    }
+    void key(std::string_view key) { pk_.pack(key); }
+    msgpack::packer<msgpack::sbuffer>& packer() noexcept { return pk_; }
+    const char* data() const noexcept { return buf_.data(); }
+    std::size_t size() const noexcept { return buf_.size(); }
+    std::string str() const { return std::string(buf_.data(), buf_.size()); }
+
+private:
+    msgpack::sbuffer buf_;
+    msgpack::packer<msgpack::sbuffer> pk_;
+};
+
+// Structured values shared by several messages.
+void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r);  // 5 fields: id kind topic type endpoints
+std::optional<Registration> read_registration(const msgpack::object& obj);
+void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p);  // map of 8 fields
+std::optional<Peer> read_peer(const msgpack::object& obj);
+void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s);  // map of 5 fields
+std::optional<TopicStats> read_stats(const msgpack::object& obj);
+
+}  // namespace gecko::detail::wire

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file core.hpp
+/// geckocore, the discovery daemon of one key, as a library class so that
+/// tests can run it in-process. `geckocore` (src/main.cpp) only parses its
+/// arguments into CoreOptions and calls Core::run().
+///
+/// The core answers multicast queries for its key, announces itself on the
+/// group, keeps the table of every node's registrations (soft state: leases,
+/// plus a kill(pid, 0) check for nodes on its own host), checks topic types,
+/// pushes peer sets to subscribers and clients, and answers "list" queries.
+/// The wire protocol is specified in docs/DISCOVERY.md.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace gecko::core {
+
+/// How a Core runs. Every field has a default.
+struct CoreOptions {
+    std::string key;                                  ///< required: the key this core serves
+    std::string multicast_group = "239.255.71.67";    ///< shared by every key; 239.255.0.0/16 is administratively scoped
+    std::uint16_t multicast_port = 7650;              ///< UDP port of the group
+    int ttl = 1;                                      ///< multicast TTL
+    std::string interface;                            ///< interface name or IPv4 address to join on; empty = default
+    std::string listen = "tcp://0.0.0.0:7651";        ///< the ROUTER endpoint nodes and tools connect to ("*" port = any)
+    bool multicast = true;                            ///< false: unicast only (nodes need GECKO_CORE)
+    std::chrono::milliseconds lease{3000};            ///< a node silent this long is dropped; also the warm-up after start
+    std::chrono::milliseconds announce_period{2000};  ///< period of announcements on the group (after 3 quick ones at start)
+    std::chrono::milliseconds pid_check_period{200};  ///< kill(pid, 0) on same-host nodes
+};
+
+/// Counters of unusual events, for tests and the "list" reply.
+struct CoreCounters {
+    std::uint64_t malformed_datagrams = 0;  ///< undecodable or invalid datagrams on the multicast port
+    std::uint64_t malformed_messages = 0;   ///< undecodable or invalid ZeroMQ requests
+    std::uint64_t queries_answered = 0;
+    std::uint64_t other_key_queries = 0;    ///< queries for other keys (ignored, not an error)
+    std::uint64_t duplicate_cores = 0;      ///< announcements heard from another core of our key
+    std::uint64_t leases_expired = 0;
+    std::uint64_t dead_processes = 0;       ///< same-host nodes found dead by kill(pid, 0)
+    std::uint64_t type_conflicts = 0;
+};
+
+class Core {
+public:
+    /// Binds the ROUTER and the multicast sockets.
+    /// @throws gecko::Error(invalid_argument) for bad options, (transport) if a bind fails.
+    explicit Core(CoreOptions options);
+    /// Stops the background thread, if start() was used.
+    ~Core();
+    Core(const Core&) = delete;
+    Core& operator=(const Core&) = delete;
+
+    /// Serves until stop() or until gecko::ok() turns false. Returns the exit code (0).
+    int run();
+    /// run() on a background thread (tests).
+    void start();
+    /// Makes run() return soon. Thread-safe.
+    void stop() noexcept;
+
+    /// The bound ROUTER endpoint with its actual port, e.g. "tcp://0.0.0.0:7651".
+    const std::string& endpoint() const noexcept;
+    /// Random id of this run; nodes detect a restart when it changes.
+    std::uint64_t instance() const noexcept;
+    const CoreOptions& options() const noexcept;
+    /// True if the multicast sockets are up (false with --no-multicast or if joining failed).
+    bool multicast_active() const noexcept;
+    CoreCounters counters() const;
+
+    /// Number of entities registered on `topic` (topics and services alike).
+    std::size_t registered(const std::string& topic) const;
+    /// Waits until `topic` has at least `count` entities. Returns false on timeout.
+    bool wait_until_registered(const std::string& topic, std::size_t count, std::chrono::milliseconds timeout) const;
+    /// Waits until `topic` has at most `count` entities. Returns false on timeout.
+    bool wait_until_at_most(const std::string& topic, std::size_t count, std::chrono::milliseconds timeout) const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gecko::core

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+// geckocore run in-process (gecko::core::Core on a thread) with in-process
+// DiscoveryClients: the registration and type-check logic, fast.
+#include "harness.hpp"
+
+#include "discovery/core_query.hpp"
+#include "discovery/discovery_client.hpp"
+#include "geckocore/core.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <mutex>
+
+using namespace gecko::detail;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Collects what a client reports, and lets the test wait for it.
+struct Events {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::map<std::uint64_t, std::vector<std::vector<Peer>>> peers;  // every callback, per watcher
+    std::vector<std::pair<std::uint64_t, std::string>> errors;
+
+    std::function<void(const std::vector<Peer>&)> watcher(std::uint64_t id) {
+        return [this, id](const std::vector<Peer>& p) {
+            std::lock_guard<std::mutex> lock(mutex);
+            peers[id].push_back(p);
+            cv.notify_all();
+        };
+    }
+    std::function<void(std::uint64_t, const std::string&)> error_sink() {
+        return [this](std::uint64_t id, const std::string& m) {
+            std::lock_guard<std::mutex> lock(mutex);
+            errors.emplace_back(id, m);
+            cv.notify_all();
+        };
+    }
+    bool wait_peers(std::uint64_t id, std::size_t n, std::chrono::milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(mutex);
+        return cv.wait_for(lock, timeout, [&] { return !peers[id].empty() && peers[id].back().size() == n; });
+    }
+    bool wait_error(std::uint64_t id, std::chrono::milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(mutex);
+        return cv.wait_for(lock, timeout, [&] {
+            for (auto& e : errors)
+                if (e.first == id) return true;
+            return false;
+        });
+    }
+    std::string error_for(std::uint64_t id) {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (auto& e : errors)
+            if (e.first == id) return e.second;
+        return "";
+    }
+};
+
+gecko::core::CoreOptions core_options(const std::string& key) {
+    gecko::core::CoreOptions o;
+    o.key = key;
+    o.multicast_port = gecko::test::test_multicast_port();
+    o.listen = "tcp://127.0.0.1:*";
+    o.lease = 1000ms;
+    return o;
+}
+
+DiscoveryOptions client_options(const std::string& key, const std::string& node, const gecko::core::Core& core) {
+    DiscoveryOptions o;
+    o.key = key;
+    o.node = node;
+    o.multicast = false;
+    o.core = core.endpoint();
+    o.lease = 1000ms;
+    return o;
+}
+
+Registration reg(std::uint64_t id, EntityKind kind, const std::string& topic, const std::string& type) {
+    Registration r;
+    r.id = id;
+    r.kind = kind;
+    r.topic = topic;
+    r.type_name = type;
+    if (kind == EntityKind::publisher || kind == EntityKind::server) r.endpoints = {"tcp://0.0.0.0:" + std::to_string(30000 + id)};
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("an in-process core matches publishers and subscribers in any order", "[discovery][core]") {
+    const auto key = gecko::test::test_key("inproc");
+    gecko::core::Core core(core_options(key));
+    core.start();
+    Events ev;
+    DiscoveryClient sub(client_options(key, "sub", core));
+    sub.add(reg(1, EntityKind::subscriber, "imu", "gecko.msgs.Imu"));
+    sub.watch(1, ev.watcher(1));
+    REQUIRE(sub.wait_for_core(3s));
+    REQUIRE(ev.wait_peers(1, 0, 3s));  // told once, right after the first answer, even with nobody there
+
+    {
+        DiscoveryClient pub(client_options(key, "pub", core));
+        pub.add(reg(2, EntityKind::publisher, "imu", "gecko.msgs.Imu"));
+        REQUIRE(ev.wait_peers(1, 1, 3s));
+        const auto p = [&] {
+            std::lock_guard<std::mutex> lock(ev.mutex);
+            return ev.peers[1].back().front();
+        }();
+        CHECK(p.reg.id == 2);
+        CHECK(p.node == "pub");
+        CHECK(p.pid == ::getpid());
+        CHECK(p.reg.endpoints.at(0).find("0.0.0.0") == std::string::npos);  // rewritten before registration
+        CHECK(core.wait_until_registered("imu", 2, 2s));
+    }
+    // The publisher's client said goodbye: the subscriber hears at once, not after a lease.
+    REQUIRE(ev.wait_peers(1, 0, 500ms));
+    CHECK(core.wait_until_at_most("imu", 1, 1s));
+}
+
+TEST_CASE("a subscriber of another type gets an error naming both types, and so does the publisher", "[discovery][core][types]") {
+    const auto key = gecko::test::test_key("types");
+    gecko::core::Core core(core_options(key));
+    core.start();
+    Events pub_ev, sub_ev;
+    DiscoveryClient pub(client_options(key, "imu_driver", core));
+    pub.on_error(pub_ev.error_sink());
+    pub.add(reg(10, EntityKind::publisher, "imu", "gecko.msgs.Imu"));
+    REQUIRE(core.wait_until_registered("imu", 1, 3s));
+
+    DiscoveryClient sub(client_options(key, "controller", core));
+    sub.on_error(sub_ev.error_sink());
+    sub.add(reg(11, EntityKind::subscriber, "imu", "gecko.msgs.JointState"));
+    sub.watch(11, sub_ev.watcher(11));
+    REQUIRE(sub_ev.wait_error(11, 3s));
+    REQUIRE(pub_ev.wait_error(10, 3s));
+    for (const auto& text : {sub_ev.error_for(11), pub_ev.error_for(10)}) {
+        CHECK_THAT(text, Catch::Contains("gecko.msgs.Imu") && Catch::Contains("gecko.msgs.JointState") && Catch::Contains("imu"));
+    }
+    // It never gets a publisher of the wrong type as a peer.
+    REQUIRE(sub_ev.wait_peers(11, 0, 3s));
+
+    DiscoveryOptions q;
+    q.key = key;
+    q.multicast = false;
+    q.core = core.endpoint();
+    const auto r = query_core(q, 3s);
+    REQUIRE(r.conflicts.size() == 1);
+    CHECK(r.conflicts[0].topic == "imu");
+    CHECK(r.conflicts[0].types.size() == 2);
+    CHECK(core.counters().type_conflicts >= 1);
+}
+
+TEST_CASE("clients are given the servers of their service, and stats reach the core", "[discovery][core][services]") {
+    const auto key = gecko::test::test_key("services");
+    gecko::core::Core core(core_options(key));
+    core.start();
+    Events ev;
+    DiscoveryClient node(client_options(key, "arm", core));
+    node.add(reg(20, EntityKind::server, "arm/move", "Goal->Result"));
+    node.add(reg(21, EntityKind::client, "arm/move", "Goal->Result"));
+    node.add(reg(22, EntityKind::subscriber, "arm/move", "Goal->Result"));  // a topic of the same name is another namespace
+    node.watch(21, ev.watcher(21));
+    node.watch(22, ev.watcher(22));
+    REQUIRE(ev.wait_peers(21, 1, 3s));
+    REQUIRE(ev.wait_peers(22, 0, 3s));
+    TopicStats s;
+    s.id = 20;
+    s.messages_per_s = 50;
+    s.latency_ns = 1234;
+    node.report({s});
+
+    DiscoveryOptions q;
+    q.key = key;
+    q.multicast = false;
+    q.core = core.endpoint();
+    const auto r = gecko::test::query_until(q, [](const QueryResult& r) {
+        const auto* t = r.find("arm/move", true);
+        return t && !t->producers.empty() && t->producers[0].stats;
+    }, 8s);
+    const auto* t = r.find("arm/move", true);
+    REQUIRE(t);
+    REQUIRE(t->producers.size() == 1);
+    REQUIRE(t->producers[0].stats);
+    CHECK(t->producers[0].stats->messages_per_s == Approx(50));
+    CHECK(t->producers[0].stats->latency_ns == 1234);
+    CHECK(t->consumers.size() == 1);
+    REQUIRE(r.nodes.size() == 1);
+    CHECK(r.nodes[0].node == "arm");
+    CHECK(r.nodes[0].pid == ::getpid());
+}
+
+TEST_CASE("a node pointed at the core of another key is told so", "[discovery][core]") {
+    const auto key = gecko::test::test_key("wrongkey");
+    gecko::core::Core core(core_options(key));
+    core.start();
+    auto o = client_options(key + "-other", "lost", core);
+    o.find_timeout = 200ms;
+    DiscoveryClient client(o);
+    CHECK_FALSE(client.wait_for_core(1s));
+    CHECK_THAT(client.describe_attempts(), Catch::Contains("serves another key"));
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+// Discovery with real processes on loopback: the geckocore binary and
+// fake_node helpers, started in every order, killed with -9, restarted.
+#include "harness.hpp"
+
+#include "discovery/net.hpp"
+#include "discovery/protocol.hpp"
+
+#include <catch2/catch.hpp>
+#include <zmq.hpp>
+
+#include <arpa/inet.h>
+
+using namespace gecko::test;
+using namespace gecko::detail;
+using namespace std::chrono_literals;
+
+TEST_CASE("publishers and subscribers find each other whatever starts first, core included", "[discovery][process]") {
+    const auto key = test_key("order");
+    // A node that starts before the core waits for it (multicast announcement).
+    auto sub = start_node(key, "sub");
+    sub.write_line("sub 1 imu gecko.msgs.Imu");
+    CHECK_FALSE(sub.wait_for_line("core ", 300ms));
+    auto core = CoreProcess::start(key);
+    REQUIRE(sub.wait_for_line(peers_line(1, 0), 5s));  // told once, as soon as the core answered
+
+    auto pub = start_node(key, "pub");
+    pub.write_line("pub 2 imu gecko.msgs.Imu");
+    const auto one = sub.wait_for_line(peers_line(1, 1), 5s);
+    REQUIRE(one);
+    CHECK_THAT(*one, Catch::Contains(" 2@pub@tcp://"));
+    CHECK_THAT(*one, !Catch::Contains("0.0.0.0"));
+
+    // A second publisher, then a subscriber that comes last.
+    auto pub2 = start_node(key, "pub2");
+    pub2.write_line("pub 3 imu gecko.msgs.Imu");
+    REQUIRE(sub.wait_for_line(peers_line(1, 2), 5s));
+    auto late = start_node(key, "late");
+    late.write_line("sub 4 imu gecko.msgs.Imu");
+    REQUIRE(late.wait_for_line(peers_line(4, 2), 5s));
+
+    // A publisher that withdraws is gone for its subscribers at once.
+    pub2.write_line("remove 3");
+    REQUIRE(sub.wait_for_line(peers_line(1, 1), 3s));
+    REQUIRE(late.wait_for_line(peers_line(4, 1), 3s));
+}
+
+TEST_CASE("a node killed with -9 disappears from the core and from its peers", "[discovery][process]") {
+    const auto key = test_key("kill9");
+    auto core = CoreProcess::start(key, {"--lease", "1500"});
+    auto sub = start_node(key, "sub");
+    sub.write_line("sub 1 imu gecko.msgs.Imu");
+    auto pub = start_node(key, "pub");
+    pub.write_line("pub 2 imu gecko.msgs.Imu");
+    REQUIRE(sub.wait_for_line(peers_line(1, 1), 5s));
+
+    const auto killed = std::chrono::steady_clock::now();
+    pub.kill();
+    REQUIRE(pub.wait(2s));
+    // Same host: the core's kill(pid, 0) check notices well within the lease.
+    REQUIRE(sub.wait_for_line(peers_line(1, 0), 1500ms));
+    CHECK(std::chrono::steady_clock::now() - killed < 1500ms);
+    const auto r = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 1; }, 3s);
+    CHECK(producers(r, "imu") == 0);
+    CHECK(r.counters.at("dead_processes") == 1);
+}
+
+TEST_CASE("a node that stops answering expires after the lease", "[discovery][process]") {
+    const auto key = test_key("lease");
+    auto core = CoreProcess::start(key, {"--lease", "1000"});
+    auto sub = start_node(key, "sub");
+    sub.write_line("sub 1 imu gecko.msgs.Imu");
+    auto pub = start_node(key, "pub");
+    pub.write_line("pub 2 imu gecko.msgs.Imu");
+    REQUIRE(sub.wait_for_line(peers_line(1, 1), 5s));
+    pub.kill(SIGSTOP);  // alive for kill(pid, 0), but silent: only the lease can catch it
+    REQUIRE(sub.wait_for_line(peers_line(1, 0), 3s));
+    const auto r = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 1; }, 3s);
+    CHECK(r.counters.at("leases_expired") == 1);
+    // Woken up, it notices that the core forgot it and registers again.
+    pub.kill(SIGCONT);
+    REQUIRE(sub.wait_for_line(peers_line(1, 1), 5s));
+}
+
+namespace {
+
+// Kills the core with -9, starts another on the same port, and checks that the
+// table comes back within one lease while the watchers never see peers vanish.
+void restart_core_scenario(const std::string& key, bool unicast) {
+    std::vector<std::string> core_args{"--lease", "2000"};
+    if (unicast) core_args.push_back("--no-multicast");
+    auto core = CoreProcess::start(key, core_args);
+    std::map<std::string, std::string> env;
+    if (unicast) env = {{"GECKO_NO_MULTICAST", "1"}, {"GECKO_CORE", core.endpoint}};
+    auto sub = start_node(key, "sub", env, {"--lease", "2000"});
+    sub.write_line("sub 1 imu gecko.msgs.Imu");
+    sub.write_line("client 5 plan A->B");
+    auto pub = start_node(key, "pub", env, {"--lease", "2000"});
+    pub.write_line("pub 2 imu gecko.msgs.Imu");
+    pub.write_line("server 6 plan A->B");
+    REQUIRE(sub.wait_for_line(peers_line(1, 1), 5s));
+    REQUIRE(sub.wait_for_line(peers_line(5, 1), 5s));
+    sub.out().drain(100ms);
+    const auto seen_before = sub.out().lines().size();
+    const auto first = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 2; }, 3s);
+    (void)first;
+
+    core.proc.kill();
+    REQUIRE(core.proc.wait(2s));
+    auto core2 = CoreProcess::start(key, core_args, "tcp://127.0.0.1:" + core.port());
+    const auto restarted = std::chrono::steady_clock::now();
+    auto o = query_options(key);
+    if (unicast) {
+        o.multicast = false;
+        o.core = core2.endpoint;
+    }
+    const auto r = query_until(o, [](const QueryResult& r) {
+        return r.nodes.size() == 2 && producers(r, "imu") == 1 && consumers(r, "imu") == 1 && r.find("plan", true) &&
+               r.find("plan", true)->producers.size() == 1;
+    }, 5s);
+    CHECK(r.nodes.size() == 2);
+    CHECK(producers(r, "imu") == 1);
+    CHECK(consumers(r, "imu") == 1);
+    CHECK(std::chrono::steady_clock::now() - restarted < 2500ms);  // one lease, plus the time to query
+    // The new core's warm-up (one lease) ends with a complete push to every watcher.
+    REQUIRE(core2.proc.wait_for_line("warm-up over", 5s));
+    REQUIRE(sub.wait_for_line("core ", 3s));
+    sub.out().drain(300ms);
+    INFO(sub.output());
+    const auto& lines = sub.out().lines();
+    for (auto i = seen_before; i < lines.size(); ++i)
+        if (lines[i].rfind("peers ", 0) == 0) CHECK(peer_count(lines[i]) == 1);
+    // And the data links are still described the same way: a fresh subscriber sees the publisher.
+    auto late = start_node(key, "late", env);
+    late.write_line("sub 7 imu gecko.msgs.Imu");
+    REQUIRE(late.wait_for_line(peers_line(7, 1), 5s));
+}
+
+}  // namespace
+
+TEST_CASE("a core killed with -9 and restarted gets its table back from the living nodes (multicast)", "[discovery][process][restart]") {
+    restart_core_scenario(test_key("restart-mc"), false);
+}
+
+TEST_CASE("a core killed with -9 and restarted gets its table back from the living nodes (unicast only)", "[discovery][process][restart]") {
+    restart_core_scenario(test_key("restart-uc"), true);
+}
+
+TEST_CASE("two keys on one multicast group never see each other", "[discovery][process]") {
+    const auto a = test_key("alpha");
+    const auto b = test_key("beta");
+    auto core_a = CoreProcess::start(a);
+    auto core_b = CoreProcess::start(b);
+    auto pub = start_node(a, "pub");
+    pub.write_line("pub 1 imu gecko.msgs.Imu");
+    auto sub = start_node(b, "sub");
+    sub.write_line("sub 2 imu gecko.msgs.Imu");
+    auto sub_a = start_node(a, "sub_a");
+    sub_a.write_line("sub 3 imu gecko.msgs.Imu");
+    REQUIRE(sub_a.wait_for_line(peers_line(3, 1), 5s));
+    REQUIRE(sub.wait_for_line(peers_line(2, 0), 5s));
+    const auto rb = query_core(query_options(b), 3s);
+    CHECK(rb.key == b);
+    CHECK(producers(rb, "imu") == 0);
+    CHECK(consumers(rb, "imu") == 1);
+    const auto ra = query_core(query_options(a), 3s);
+    CHECK(ra.key == a);
+    CHECK(producers(ra, "imu") == 1);
+    CHECK(ra.counters.at("duplicate_cores") == 0);
+    sub.out().drain(200ms);
+    for (const auto& line : sub.out().lines()) CHECK((line.rfind("peers ", 0) != 0 || peer_count(line) == 0));
+}
+
+TEST_CASE("a type conflict is reported to both sides with both type names", "[discovery][process][types]") {
+    const auto key = test_key("conflict");
+    auto core = CoreProcess::start(key);
+    auto pub = start_node(key, "imu_driver");
+    pub.write_line("pub 1 imu gecko.msgs.Imu");
+    REQUIRE(query_until(query_options(key), [](const QueryResult& r) { return producers(r, "imu") == 1; }, 5s).nodes.size() == 1);
+    auto sub = start_node(key, "controller");
+    sub.write_line("sub 2 imu gecko.msgs.JointState");
+    const auto sub_err = sub.wait_for_line("error 2 ", 5s);
+    const auto pub_err = pub.wait_for_line("error 1 ", 5s);
+    REQUIRE(sub_err);
+    REQUIRE(pub_err);
+    for (const auto& e : {*sub_err, *pub_err}) {
+        CHECK_THAT(e, Catch::Contains("gecko.msgs.Imu") && Catch::Contains("gecko.msgs.JointState"));
+    }
+    const auto r = query_core(query_options(key), 3s);
+    REQUIRE(r.conflicts.size() == 1);
+    CHECK_THAT(r.conflicts[0].message, Catch::Contains("gecko.msgs.Imu") && Catch::Contains("gecko.msgs.JointState"));
+}
+
+TEST_CASE("unicast-only discovery works with --no-multicast and GECKO_CORE", "[discovery][process][unicast]") {
+    const auto key = test_key("unicast");
+    auto core = CoreProcess::start(key, {"--no-multicast"});
+    CHECK_THAT(core.proc.output(), Catch::Contains("no multicast"));
+    const std::map<std::string, std::string> env{{"GECKO_NO_MULTICAST", "1"}, {"GECKO_CORE", core.endpoint}};
+    auto sub = start_node(key, "sub", env);
+    sub.write_line("sub 1 imu gecko.msgs.Imu");
+    auto pub = start_node(key, "pub", env);
+    pub.write_line("pub 2 imu gecko.msgs.Imu");
+    REQUIRE(sub.wait_for_line(peers_line(1, 1), 5s));
+
+    // Multicast on, nobody answering it: the explicit address is used after find_timeout.
+    auto mixed = start_node(key, "mixed", {{"GECKO_CORE", core.endpoint}}, {"--find-timeout", "300"});
+    mixed.write_line("sub 3 imu gecko.msgs.Imu");
+    REQUIRE(mixed.wait_for_line(peers_line(3, 1), 5s));
+}
+
+TEST_CASE("without a core, a node says what it tried", "[discovery][process][unicast]") {
+    const auto key = test_key("nocore");
+    // A port nobody listens on: bind-and-close a socket to find one.
+    auto node = start_node(key, "alone", {{"GECKO_CORE", "127.0.0.1:1"}}, {"--find-timeout", "200"});
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    std::string text;
+    while (std::chrono::steady_clock::now() < deadline) {
+        node.write_line("describe");
+        text = node.wait_for_line("attempts ", 2s).value_or("");
+        if (text.find("refused") != std::string::npos) break;
+    }
+    CHECK_THAT(text, Catch::Contains("multicast 239.255.71.67:") && Catch::Contains("no answer"));
+    CHECK_THAT(text, Catch::Contains("tcp://127.0.0.1:1") && Catch::Contains("refused"));
+}
+
+TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignored", "[discovery][process][robustness]") {
+    const auto key = test_key("garbage");
+    auto core = CoreProcess::start(key);
+    std::string err;
+    const auto any = net::interface_address("");
+    auto sock = net::open_multicast_sender(*any, 1, err);
+    REQUIRE(sock);
+    sockaddr_in group{};
+    group.sin_family = AF_INET;
+    group.sin_port = htons(test_multicast_port());
+    group.sin_addr = *net::parse_ipv4("239.255.71.67");
+    const std::string bad[] = {std::string("\xc1\xc1\xc1", 3), "hello", std::string("\x93\x01\x02\x03", 4),
+                               std::string("\x82\xa1v\x01\xa1t", 6), std::string("\xdd\xff\xff\xff\xff", 5),
+                               std::string(3000, '\x90')};
+    for (const auto& b : bad) REQUIRE(net::send_to(sock.get(), group, b.data(), b.size()).empty());
+    // A well-formed query without a key is malformed too; one for another key is merely ignored.
+    wire::Writer nokey("query", 0);
+    REQUIRE(net::send_to(sock.get(), group, nokey.data(), nokey.size()).empty());
+    wire::Writer other("query", 1);
+    other.kv("key", key + "-someone-else");
+    REQUIRE(net::send_to(sock.get(), group, other.data(), other.size()).empty());
+
+    zmq::context_t ctx(1);
+    zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect(core.endpoint);
+    dealer.send(zmq::str_buffer("not msgpack"), zmq::send_flags::none);
+    dealer.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
+    dealer.send(zmq::str_buffer("frames"), zmq::send_flags::none);
+    wire::Writer add_without_hello("add", 1);
+    add_without_hello.kv("s", std::uint64_t{42});
+    dealer.send(zmq::const_buffer(add_without_hello.data(), add_without_hello.size()), zmq::send_flags::none);
+    wire::Writer unknown_type("frobnicate", 0);
+    dealer.send(zmq::const_buffer(unknown_type.data(), unknown_type.size()), zmq::send_flags::none);
+    // Each gets an answer (error or unknown), and the core stays up.
+    int answers = 0;
+    for (int i = 0; i < 4; ++i) {
+        zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, 2000ms) <= 0) break;
+        zmq::message_t m;
+        if (dealer.recv(m)) ++answers;
+    }
+    CHECK(answers == 4);
+
+    const auto r = query_until(query_options(key), [&](const QueryResult& r) {
+        return r.counters.at("malformed_datagrams") >= 7 && r.counters.at("other_key_queries") >= 1;
+    }, 5s);
+    CHECK(r.counters.at("malformed_datagrams") == 7);
+    CHECK(r.counters.at("other_key_queries") == 1);
+    CHECK(r.counters.at("malformed_messages") >= 3);
+    CHECK(core.proc.running());
+    CHECK(core.proc.wait_for_line("malformed", 3s));
+    // And it still serves nodes.
+    auto sub = start_node(key, "sub");
+    sub.write_line("sub 1 imu gecko.msgs.Imu");
+    REQUIRE(sub.wait_for_line(peers_line(1, 0), 5s));
+}
+
+TEST_CASE("a second core for the same key is reported by both cores", "[discovery][process]") {
+    const auto key = test_key("twin");
+    auto one = CoreProcess::start(key);
+    auto two = CoreProcess::start(key);
+    CHECK(one.proc.wait_for_line("another geckocore serves key", 8s));
+    CHECK(two.proc.wait_for_line("another geckocore serves key", 8s));
+}
+
+TEST_CASE("geckocore exits 0 on SIGTERM, 2 on usage errors, 1 when it cannot listen", "[discovery][process][cli]") {
+    SpawnOptions quiet;
+    quiet.stderr_mode = Stderr::discard;
+    quiet.unset_env = {"GECKO_KEY"};
+    CHECK(Process::spawn(GECKOCORE_PATH, {"--help"}, quiet).wait(5s) == 0);
+    CHECK(Process::spawn(GECKOCORE_PATH, {}, quiet).wait(5s) == 2);
+    CHECK(Process::spawn(GECKOCORE_PATH, {"--key", "k", "--ttl", "x"}, quiet).wait(5s) == 2);
+    CHECK(Process::spawn(GECKOCORE_PATH, {"--key", "k", "--multicast", "10.1.1.1:5"}, quiet).wait(5s) == 2);
+    CHECK(Process::spawn(GECKOCORE_PATH, {"--key", "k", "--bogus"}, quiet).wait(5s) == 2);
+
+    const auto key = test_key("cli");
+    auto core = CoreProcess::start(key);
+    auto clash = Process::spawn(GECKOCORE_PATH, {"--key", key, "--no-multicast", "--listen", core.endpoint}, quiet);
+    CHECK(clash.wait(5s) == 1);
+    core.proc.kill(SIGTERM);
+    CHECK(core.proc.wait(5s) == 0);
+}

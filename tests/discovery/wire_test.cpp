@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// The discovery wire format and option parsing, without any network.
+#include "discovery/core_query.hpp"
+#include "discovery/discovery_client.hpp"
+#include "discovery/net.hpp"
+#include "discovery/protocol.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+using namespace gecko::detail;
+
+TEST_CASE("core addresses are normalised to tcp://host:port", "[discovery][options]") {
+    CHECK(normalize_core_address("10.0.0.2") == "tcp://10.0.0.2:7651");
+    CHECK(normalize_core_address("robot.local:9000") == "tcp://robot.local:9000");
+    CHECK(normalize_core_address("tcp://10.0.0.2:7000") == "tcp://10.0.0.2:7000");
+    CHECK(normalize_core_address("udp://x:1").empty());
+    CHECK(normalize_core_address("host:notaport").empty());
+    CHECK(normalize_core_address("").empty());
+}
+
+TEST_CASE("multicast settings parse as GROUP[:PORT] and reject non-multicast groups", "[discovery][options]") {
+    std::string g;
+    std::uint16_t p = 0;
+    REQUIRE(parse_multicast("239.255.1.2:9999", g, p));
+    CHECK(g == "239.255.1.2");
+    CHECK(p == 9999);
+    REQUIRE(parse_multicast("239.255.1.3", g, p));
+    CHECK(p == 7650);
+    CHECK_FALSE(parse_multicast("10.0.0.1:7650", g, p));
+    CHECK_FALSE(parse_multicast("239.255.1.2:0", g, p));
+    CHECK_FALSE(parse_multicast("239.255.1.2:70000", g, p));
+}
+
+TEST_CASE("DiscoveryOptions::from_env reads the GECKO_ variables", "[discovery][options]") {
+    ::setenv("GECKO_KEY", "dalek", 1);
+    ::setenv("GECKO_CORE", "10.1.2.3:7000", 1);
+    ::setenv("GECKO_MULTICAST", "239.255.9.9:7777", 1);
+    ::setenv("GECKO_NO_MULTICAST", "1", 1);
+    ::setenv("GECKO_INTERFACE", "eth1", 1);
+    const auto o = DiscoveryOptions::from_env();
+    CHECK(o.key == "dalek");
+    CHECK(o.core == "10.1.2.3:7000");
+    CHECK(o.multicast_group == "239.255.9.9");
+    CHECK(o.multicast_port == 7777);
+    CHECK_FALSE(o.multicast);
+    CHECK(o.interface == "eth1");
+    ::setenv("GECKO_MULTICAST", "10.0.0.1", 1);
+    CHECK_THROWS_WITH(DiscoveryOptions::from_env(), Catch::Contains("GECKO_MULTICAST"));
+    for (const char* v : {"GECKO_KEY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_NO_MULTICAST", "GECKO_INTERFACE"}) ::unsetenv(v);
+    const auto d = DiscoveryOptions::from_env();
+    CHECK(d.multicast);
+    CHECK(d.multicast_group == "239.255.71.67");
+    CHECK(d.multicast_port == 7650);
+}
+
+TEST_CASE("malformed input is rejected with a reason, never a crash", "[discovery][wire]") {
+    std::string why;
+    const char garbage[] = "\xc1\xff\x00garbage";
+    CHECK_FALSE(wire::Message::parse(garbage, sizeof garbage, &why));
+    CHECK_FALSE(why.empty());
+    // Truncated map, a non-map, a map without v/t, a wrong version.
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> pk(b);
+    pk.pack_map(3);
+    pk.pack(std::string("v"));
+    pk.pack(1);
+    CHECK_FALSE(wire::Message::parse(b.data(), b.size(), &why));
+    msgpack::sbuffer b2;
+    msgpack::pack(b2, std::vector<int>{1, 2, 3});
+    CHECK_FALSE(wire::Message::parse(b2.data(), b2.size(), &why));
+    CHECK(why == "not a msgpack map");
+    wire::Writer other("hello", 0);
+    std::string bytes = other.str();
+    bytes[bytes.find('\x01')] = '\x07';  // v: 1 -> 7
+    CHECK_FALSE(wire::Message::parse(bytes.data(), bytes.size(), &why));
+    CHECK(why.find("version 7") != std::string::npos);
+    // A huge declared array length must not allocate.
+    const char huge[] = "\xdd\xff\xff\xff\xff";
+    CHECK_FALSE(wire::Message::parse(huge, sizeof huge - 1, &why));
+}
+
+TEST_CASE("a peer survives a round trip through the wire format", "[discovery][wire]") {
+    Peer p;
+    p.reg.id = 0xfedcba9876543210ull;
+    p.reg.kind = EntityKind::server;
+    p.reg.topic = "arm/move";
+    p.reg.type_name = "gecko.msgs.Goal->gecko.msgs.Result";
+    p.reg.endpoints = {"tcp://10.0.0.2:41234", "ipc:///tmp/gecko/x.sock"};
+    p.node = "planner";
+    p.host = "robot";
+    p.pid = 4242;
+    wire::Writer w("peers", 1);
+    w.key("peer");
+    wire::pack_peer(w.packer(), p);
+    const auto m = wire::Message::parse(w.data(), w.size(), nullptr);
+    REQUIRE(m);
+    CHECK(m->type() == "peers");
+    const auto back = wire::read_peer(*wire::find(m->root(), "peer"));
+    REQUIRE(back);
+    CHECK(back->reg.id == p.reg.id);
+    CHECK(back->reg.kind == p.reg.kind);
+    CHECK(back->reg.topic == p.reg.topic);
+    CHECK(back->reg.type_name == p.reg.type_name);
+    CHECK(back->reg.endpoints == p.reg.endpoints);
+    CHECK(back->node == "planner");
+    CHECK(back->host == "robot");
+    CHECK(back->pid == 4242);
+}
+
+TEST_CASE("wildcard tcp endpoints are rewritten to a reachable address, others kept", "[discovery][endpoint]") {
+    DiscoveryOptions o;
+    o.key = "endpoint-test";
+    o.multicast = false;  // no core: the rewrite must not need one
+    DiscoveryClient client(o);
+    const auto rewritten = client.local_endpoint_for("tcp://0.0.0.0:41234");
+    CHECK(rewritten.rfind("tcp://", 0) == 0);
+    CHECK(rewritten.find("0.0.0.0") == std::string::npos);
+    CHECK(rewritten.substr(rewritten.rfind(':')) == ":41234");
+    CHECK(client.local_endpoint_for("tcp://*:5") .find("*") == std::string::npos);
+    CHECK(client.local_endpoint_for("ipc:///tmp/gecko-1/x.sock") == "ipc:///tmp/gecko-1/x.sock");
+    CHECK(client.local_endpoint_for("tcp://10.9.8.7:99") == "tcp://10.9.8.7:99");
+    CHECK(client.local_endpoint_for("inproc://x") == "inproc://x");
+}
