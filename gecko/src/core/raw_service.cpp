@@ -160,12 +160,12 @@ private:
         reply_header_.send_time_ns = now_ns();
         reply_header_.payload_size = static_cast<std::uint32_t>(reply_.size() - room);
         write_frame_header(reply_.data(), reply_header_);
+        ++requests_;  // before sending: the caller may read it as soon as the reply lands
         send(identity, reply_);
-        ++requests_;
     }
 
     void reply_error(zmq::message_t& identity, std::uint64_t sequence, const std::string& reason) {
-        ++rejected_;
+        ++rejected_;  // before sending, as above
         if (warned_.insert(reason).second) node_->logger().warn(reason);
         const std::size_t room = frame_header_size(reply_type_);
         reply_.resize(room);
