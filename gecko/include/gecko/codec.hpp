@@ -30,8 +30,10 @@ void encode(Buffer& out, const T& message) {
     packer.pack(message);
 }
 
-/// Decodes exactly `size` bytes of msgpack into `out`. Fields missing from the
-/// data keep the values `out` had; unknown fields are ignored.
+/// Decodes exactly `size` bytes of msgpack into `out`. Unknown fields are
+/// ignored. Fields missing from the data take the type's default with
+/// GECKO_MSG_FIELDS types (keep what `out` held with MSGPACK_DEFINE_MAP ones,
+/// which is why subscribers decode into a fresh value).
 /// @throws gecko::Error (Errc::decode) on malformed data, trailing bytes or a
 /// field of the wrong msgpack type.
 template <class T>

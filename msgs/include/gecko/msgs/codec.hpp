@@ -20,8 +20,9 @@
 /// into a `std::map<std::string, object>`, which allocates per field per
 /// message. `GECKO_MSG_FIELDS` walks the map in place, trying the position
 /// after the previous match first, so a map written in declaration order is
-/// matched in one pass without allocating (see the figures in the report of
-/// the commit that introduced it; roughly 2-3x faster on an Imu).
+/// matched in one pass without allocating. Measured with msgpack-cxx 4.1.3,
+/// g++ -O2: an Imu (211 B) decodes in ~0.5 us against ~1.5 us, a 12-joint
+/// JointState in ~0.7 us against ~1.1 us.
 
 #include <gecko/msgs/traits.hpp>
 
