@@ -1,0 +1,141 @@
+// gecko-controller: drives a Click lockstep simulation (gecko-sim) step by step.
+// Every joint follows a smooth sine around its starting angle, whatever its
+// control type; the gripper closes for a while; the simulation is reset once
+// midway. At the end it prints the step rate and the tracking error.
+// Run:  geckocore --key demo &   gecko-sim --key demo &
+//       gecko-controller --key demo [--steps 1000] [--sim sim]
+#include <gecko/click/controller.hpp>
+#include <gecko/gecko.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gecko::msgs::click::ValueType;
+
+// The reference every joint follows: q(t) = start + A sin(2π f t + phase).
+struct Trajectory {
+    double amplitude = 0.3;  // rad
+    double frequency = 0.5;  // Hz
+
+    double angle(double start, double t, std::size_t joint) const {
+        return start + amplitude * std::sin(omega() * t + static_cast<double>(joint));
+    }
+    double velocity(double t, std::size_t joint) const {
+        return amplitude * omega() * std::cos(omega() * t + static_cast<double>(joint));
+    }
+    double omega() const { return 2.0 * 3.141592653589793 * frequency; }
+};
+
+// PD gains for the joints the controller closes the loop on itself.
+constexpr double kp_torque = 80.0;   // N m / rad
+constexpr double kd_torque = 8.0;    // N m s / rad
+constexpr double kp_velocity = 5.0;  // (rad/s) / rad
+
+// The value to send for one joint, by its control type.
+double joint_command(ValueType type, double q_ref, double v_ref, double q, double v) {
+    switch (type) {
+        case ValueType::angle: return q_ref;                              // the servo tracks it
+        case ValueType::angular_velocity_1d: return v_ref + kp_velocity * (q_ref - q);
+        case ValueType::torque_1d: return kp_torque * (q_ref - q) + kd_torque * (v_ref - v);
+        default: return 0.0;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    gecko::install_signal_handlers();
+    long steps = 1000;
+    std::string sim = "sim";
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (std::string(argv[i]) == "--steps") steps = std::stol(argv[i + 1]);
+        if (std::string(argv[i]) == "--sim") sim = argv[i + 1];
+    }
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-controller"));
+
+    // 1. Handshake: what can be controlled, in which order, with which types.
+    gecko::click::Controller controller(node, sim);
+    const auto& handshake = controller.handshake();
+    const double dt = handshake.time_step.value_or(0.01);
+    for (const auto& [name, object] : handshake.objects) {
+        if (object.controls_in_order.empty()) continue;
+        std::cout << "object " << name << ":";
+        for (std::size_t j = 0; j < object.controls_in_order.size(); ++j)
+            std::cout << ' ' << object.controls_in_order[j] << '(' << to_string(object.control_types_in_order[j]) << ')';
+        std::cout << std::endl;
+    }
+
+    // 2. Where every joint starts (a SensorRequest does not step).
+    gecko::msgs::click::Sensor sensor = controller.sensors().sensor();
+    std::map<std::string, std::vector<double>> start;
+    for (const auto& [name, object] : sensor.objects) start[name] = object.angle_sensors;
+
+    // 3. The lockstep loop: one Control in, the sensors of one step out.
+    const Trajectory trajectory;
+    double squared_error = 0.0;
+    long samples = 0, done = 0, resets = 0;
+    bool reset_midway = false;
+    const auto began = std::chrono::steady_clock::now();
+    while (done < steps && gecko::ok()) {
+        if (!reset_midway && done == steps / 2) {  // back to the initial state, paused until the next Control
+            controller.reset();
+            reset_midway = true;
+            sensor = controller.sensors().sensor();
+            ++resets;
+        }
+        const double t = sensor.simulated_time.value_or(0.0) + dt;  // the time this step reaches
+        auto control = controller.make_control();
+        for (auto& [name, object] : control.objects) {
+            const auto& announced = handshake.objects.at(name);
+            const auto& measured = sensor.objects.at(name);
+            for (std::size_t j = 0; j < object.values.size(); ++j) {
+                const double q_ref = trajectory.angle(start[name][j], t, j);
+                object.values[j] = joint_command(announced.control_types_in_order[j], q_ref,
+                                                 trajectory.velocity(t, j), measured.angle_sensors[j],
+                                                 measured.angular_velocity_sensors[j]);
+            }
+            if (announced.control_events.count("gripper")) {
+                object.control_events["gripper"] = std::fmod(t, 4.0) >= 1.0;  // closed 3 s out of 4
+            }
+        }
+
+        gecko::click::StepResult result = controller.step(control);
+        if (result.is_error()) {
+            std::cerr << "gecko-controller: the simulation refused a control: " << result.error().reason << std::endl;
+            return 1;
+        }
+        if (result.is_reset()) {  // reset from the simulation side: start over from its initial state
+            std::cout << "the simulation was reset" << std::endl;
+            sensor = controller.sensors().sensor();
+            ++resets;
+            continue;
+        }
+        sensor = result.sensor();
+        ++done;
+        for (const auto& [name, object] : control.objects) {
+            const auto& angles = sensor.objects.at(name).angle_sensors;
+            for (std::size_t j = 0; j < object.values.size(); ++j) {
+                const double e = angles[j] - trajectory.angle(start[name][j], t, j);
+                squared_error += e * e;
+                ++samples;
+            }
+        }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+
+    // 4. End the run, so that another controller may drive the simulation.
+    controller.error("gecko-controller finished");
+    std::cout << "done: " << done << " steps, " << static_cast<long>(done / seconds) << " steps/s, tracking error "
+              << std::sqrt(squared_error / std::max(samples, 1L)) << " rad RMS, " << resets << " reset"
+              << (resets == 1 ? "" : "s") << std::endl;
+    return done == steps ? 0 : 1;
+} catch (const gecko::Error& e) {
+    std::cerr << "gecko-controller: " << e.what() << std::endl;
+    return 1;
+}

@@ -1,0 +1,169 @@
+// gecko-sim: the demo simulator (planar arms, grippers, a box) driven in lockstep
+// by a Click controller over Gecko topics, and publishing its joint states.
+// Run:  geckocore --key demo &
+//       gecko-sim --key demo [--scene FILE | --robots robot1,robot2 --joints 2 --control-types angle,torque]
+//                 [--watchdog-ms 1000] [--sim sim] [--exit-on-error]
+//       gecko-controller --key demo            (and: gecko echo --key demo sim/joint_states)
+// Type `reset` (a simulation-side reset) or `status` on its stdin.
+#include <gecko/click/simulation.hpp>
+#include <gecko/gecko.hpp>
+
+#include "sim_backend.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> out;
+    std::stringstream s(text);
+    for (std::string item; std::getline(s, item, sep);)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+struct Args {
+    std::string scene_file;
+    std::vector<std::string> robots;
+    unsigned joints = 2;
+    std::vector<std::string> control_types{"angle"};
+    long watchdog_ms = 1000;
+    std::string sim = "sim";
+    bool exit_on_error = false;
+};
+
+Args parse_args(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw gecko::Error(gecko::Errc::invalid_argument, arg + " needs a value");
+            return argv[++i];
+        };
+        if (arg == "--scene") a.scene_file = value();
+        else if (arg == "--robots") a.robots = split(value(), ',');
+        else if (arg == "--joints") a.joints = static_cast<unsigned>(std::stoul(value()));
+        else if (arg == "--control-types") a.control_types = split(value(), ',');
+        else if (arg == "--watchdog-ms") a.watchdog_ms = std::stol(value());
+        else if (arg == "--sim") a.sim = value();
+        else if (arg == "--exit-on-error") a.exit_on_error = true;
+    }
+    return a;
+}
+
+// A scene of identical arms side by side (along y), each with `joints` joints
+// whose control types cycle through `types`, and one box.
+gecko::sim::SceneConfig generated_scene(const Args& a) {
+    gecko::sim::SceneConfig scene;
+    for (std::size_t r = 0; r < a.robots.size(); ++r) {
+        gecko::sim::RobotConfig robot;
+        robot.name = a.robots[r];
+        robot.base = {0.0, static_cast<double>(r), 0.5};
+        for (unsigned j = 0; j < a.joints; ++j) {
+            gecko::sim::JointConfig joint;
+            joint.name = "joint" + std::to_string(j + 1);
+            const std::string& type = a.control_types[j % a.control_types.size()];
+            const auto control = gecko::sim::control_type_from_string(type);
+            if (!control) {
+                throw gecko::Error(gecko::Errc::invalid_argument,
+                                   "--control-types: unknown type '" + type + "' (angle, angular_velocity, torque)");
+            }
+            joint.control = *control;
+            joint.length = 0.5 * std::pow(0.8, j);
+            joint.mass = 2.0 * std::pow(0.6, j);
+            robot.joints.push_back(joint);
+        }
+        scene.robots.push_back(robot);
+    }
+    scene.boxes.push_back(gecko::sim::BoxConfig{});
+    scene.validate();
+    return scene;
+}
+
+gecko::sim::SceneConfig load_scene(const Args& a) {
+    if (!a.scene_file.empty()) {
+        std::ifstream file(a.scene_file);
+        if (!file) throw gecko::Error(gecko::Errc::invalid_argument, "cannot read scene file '" + a.scene_file + "'");
+        std::stringstream text;
+        text << file.rdbuf();
+        return gecko::sim::parse_scene(text.str(), a.scene_file);
+    }
+    if (!a.robots.empty()) return generated_scene(a);
+    return gecko::sim::SceneConfig::demo();
+}
+
+// A line typed on stdin, if one is ready (never blocks).
+bool read_command(std::string& line) {
+    static bool closed = false;
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    if (closed || ::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP))) return false;
+    closed = !std::getline(std::cin, line);
+    return !closed;
+}
+
+void print_status(const gecko::click::SimulationStatus& s, double sim_time) {
+    std::cout << "status: state=" << gecko::spine::to_string(s.state) << " controller="
+              << (s.controller.empty() ? "-" : s.controller) << " running=" << s.running << " steps=" << s.steps
+              << " time=" << sim_time << " watchdog_trips=" << s.watchdog_trips
+              << " duplicates=" << s.duplicate_requests << " refused=" << s.refused_requests
+              << (s.stop_cause.empty() ? "" : " stop_cause=\"" + s.stop_cause + "\"") << std::endl;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    gecko::install_signal_handlers();
+    const Args args = parse_args(argc, argv);
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-sim"));
+    gecko::sim::ClickBackend backend(load_scene(args));
+
+    gecko::click::SimulationServerOptions options;
+    options.watchdog = std::chrono::milliseconds(args.watchdog_ms);
+    options.exit_on_error = args.exit_on_error;
+    gecko::click::SimulationServer server(node, args.sim, backend, options);
+    auto joint_states = node.publisher<gecko::msgs::JointState>(args.sim + "/joint_states");
+
+    std::cout << "gecko-sim: simulation '" << args.sim << "' under key '" << node.key() << "', topics "
+              << server.topics().request << " and " << server.topics().answer << ", joint states on " << args.sim
+              << "/joint_states" << std::endl;
+    for (const auto& robot : backend.simulation().scene().robots) {
+        std::cout << "  robot " << robot.name << ":";
+        for (const auto& joint : robot.joints) std::cout << ' ' << joint.name << '(' << gecko::sim::to_string(joint.control) << ')';
+        std::cout << (robot.gripper ? " + gripper" : "") << std::endl;
+    }
+    std::cout << "ready" << std::endl;
+
+    std::uint64_t published_steps = ~std::uint64_t{0};
+    double published_time = -1.0;
+    std::string command;
+    while (server.spin_once(std::chrono::milliseconds(10))) {
+        const auto& sim = backend.simulation();
+        if (sim.steps() != published_steps || sim.time() != published_time) {  // stepped, or reset
+            auto js = backend.joint_state();
+            js.stamp_ns = gecko::now_ns();
+            joint_states.publish(js);
+            published_steps = sim.steps();
+            published_time = sim.time();
+        }
+        if (read_command(command)) {
+            if (command == "reset") server.request_reset();
+            else if (command == "status") print_status(server.status(), sim.time());
+            else if (!command.empty()) std::cout << "commands: reset, status" << std::endl;
+        }
+    }
+    print_status(server.status(), backend.simulation().time());
+    std::cout << "gecko-sim: stopped" << std::endl;
+    return 0;
+} catch (const std::exception& e) {
+    std::cerr << "gecko-sim: " << e.what() << std::endl;
+    return 1;
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file lockstep_msgs.hpp
+/// The two envelope types that carry the Click lockstep protocol over a pair of
+/// Gecko topics, and the rules both ends share.
+///
+/// A Gecko topic carries one type, but Click has five requests and four
+/// answers. So a controller publishes `Request` envelopes on the request topic
+/// and the simulation publishes `Answer` envelopes on the answer topic; each
+/// envelope holds exactly one Click message (gecko/msgs/click.hpp) in the
+/// optional field named by its `kind`.
+///
+/// **Pairing.** Every request names its controller (`controller_id`, unique per
+/// Controller object) and carries a `request_id` that grows by one per new
+/// request. Every answer repeats both (`controller_id`, `answers`). So:
+/// - a controller ignores answers meant for other controllers, and answers to
+///   requests it no longer waits for (late or duplicated answers);
+/// - the simulation remembers, per controller, the last request id and its
+///   answer: a duplicate (same id) gets the cached answer again without
+///   stepping; an older id (a late message) is dropped and counted.
+/// A controller may therefore re-send a request it got no answer for, and the
+/// simulation still steps exactly once per Control.
+///
+/// **Wire form** (msgpack maps, as every Gecko message; `kind` as a string):
+/// ```
+/// Request {controller_id: "ctl-9f2c", request_id: 7, kind: "Control",
+///          handshake_init: nil, sensor_request: nil,
+///          control: {request_id: 7, objects: {robot1: {values: [0.1, 0.2], ...}}},
+///          reset: nil, error: nil}
+/// Answer  {controller_id: "ctl-9f2c", answers: 7, kind: "Sensor", simulation: "sim",
+///          handshake: nil, sensor: {answers: 7, objects: {...}, simulated_time: 0.07},
+///          reset: nil, error: nil}
+/// ```
+///
+/// Topic names: lockstep_topics(prefix) gives `PREFIX/click/request` and
+/// `PREFIX/click/answer` (gecko-sim uses the prefix `sim`).
+
+#include <gecko/msgs/click.hpp>
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gecko::click {
+
+/// Which Click message a Request carries.
+enum class RequestKind : std::uint8_t {
+    handshake_init = 0,  ///< "HandshakeInit": answered by a Handshake
+    sensor_request = 1,  ///< "SensorRequest": answered by a Sensor, without stepping
+    control = 2,         ///< "Control": steps once; answered by a Sensor (or a Reset or an Error)
+    reset = 3,           ///< "Reset": reset and pause; answered by a Reset
+    error = 4,           ///< "Error": the controller ends the run; acknowledged by `Ended`
+};
+
+/// Which Click message an Answer carries.
+enum class AnswerKind : std::uint8_t {
+    handshake = 0,  ///< "Handshake"
+    sensor = 1,     ///< "Sensor"
+    reset = 2,      ///< "Reset": the simulation was reset (by the controller or its own side) and is paused
+    error = 3,      ///< "Error": the request was refused; `error->reason` says why
+    ended = 4,      ///< "Ended": acknowledges an Error request (not a Click message: Click has no answer there)
+};
+
+constexpr const char* to_string(RequestKind k) noexcept {
+    switch (k) {
+        case RequestKind::handshake_init: return "HandshakeInit";
+        case RequestKind::sensor_request: return "SensorRequest";
+        case RequestKind::control: return "Control";
+        case RequestKind::reset: return "Reset";
+        case RequestKind::error: return "Error";
+    }
+    return "?";
+}
+
+constexpr const char* to_string(AnswerKind k) noexcept {
+    switch (k) {
+        case AnswerKind::handshake: return "Handshake";
+        case AnswerKind::sensor: return "Sensor";
+        case AnswerKind::reset: return "Reset";
+        case AnswerKind::error: return "Error";
+        case AnswerKind::ended: return "Ended";
+    }
+    return "?";
+}
+
+/// Parses the names of to_string(RequestKind); nullopt for anything else.
+constexpr std::optional<RequestKind> request_kind_from_string(std::string_view s) noexcept {
+    for (auto k : {RequestKind::handshake_init, RequestKind::sensor_request, RequestKind::control, RequestKind::reset,
+                   RequestKind::error}) {
+        if (s == to_string(k)) return k;
+    }
+    return std::nullopt;
+}
+
+/// Parses the names of to_string(AnswerKind); nullopt for anything else.
+constexpr std::optional<AnswerKind> answer_kind_from_string(std::string_view s) noexcept {
+    for (auto k : {AnswerKind::handshake, AnswerKind::sensor, AnswerKind::reset, AnswerKind::error, AnswerKind::ended}) {
+        if (s == to_string(k)) return k;
+    }
+    return std::nullopt;
+}
+
+/// A controller's request, on the request topic. Exactly the field named by
+/// `kind` is set; the others are nil.
+struct Request {
+    static constexpr const char* type_name = "gecko.msgs.click.Request";
+
+    std::string controller_id;       ///< who asks; unique per controller
+    std::uint64_t request_id{0};     ///< grows by one per new request of this controller; a re-send repeats it
+    RequestKind kind{RequestKind::sensor_request};
+    std::optional<msgs::click::HandshakeInit> handshake_init;
+    std::optional<msgs::click::SensorRequest> sensor_request;
+    std::optional<msgs::click::Control> control;
+    std::optional<msgs::click::Reset> reset;
+    std::optional<msgs::click::Error> error;
+
+    MSGPACK_DEFINE_MAP(controller_id, request_id, kind, handshake_init, sensor_request, control, reset, error)
+};
+
+/// The simulation's answer, on the answer topic. Exactly the field named by
+/// `kind` is set (none for `ended`).
+struct Answer {
+    static constexpr const char* type_name = "gecko.msgs.click.Answer";
+
+    std::string controller_id;       ///< the controller whose request this answers
+    std::uint64_t answers{0};        ///< the request_id it answers
+    AnswerKind kind{AnswerKind::error};
+    std::string simulation;          ///< the answering simulation's name (its topic prefix), for logs
+    std::optional<msgs::click::Handshake> handshake;
+    std::optional<msgs::click::Sensor> sensor;
+    std::optional<msgs::click::Reset> reset;
+    std::optional<msgs::click::Error> error;
+
+    MSGPACK_DEFINE_MAP(controller_id, answers, kind, simulation, handshake, sensor, reset, error)
+};
+
+/// The two topics of one simulation.
+struct LockstepTopics {
+    std::string request;  ///< PREFIX/click/request: controllers publish Request
+    std::string answer;   ///< PREFIX/click/answer: the simulation publishes Answer
+};
+
+/// Topic names for the simulation named (prefixed) `prefix`, e.g. "sim".
+inline LockstepTopics lockstep_topics(std::string_view prefix) {
+    std::string p(prefix);
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    return {p + "/click/request", p + "/click/answer"};
+}
+
+/// Checks `control` against what `handshake` announced: every object is
+/// known, at most one of values / angles / angular_velocities / torques is
+/// set per object, the number of values is the number of controls, a
+/// deprecated array is used only if every control of the object has its type,
+/// every value is finite, every control event is announced.
+/// @return nullopt if the control is valid, else a sentence saying what is wrong.
+std::optional<std::string> check_control(const msgs::click::Handshake& handshake, const msgs::click::Control& control);
+
+/// The values of one object of a valid control, in `controls_in_order` order,
+/// whichever of values / angles / angular_velocities / torques carried them
+/// (empty if none did).
+const std::vector<double>& control_values(const msgs::click::ControlObject& object) noexcept;
+
+}  // namespace gecko::click
+
+// msgpack: the kinds travel as their names, so tools show "Control", not 2.
+namespace msgpack {
+MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
+namespace adaptor {
+
+namespace detail_gecko_lockstep {
+template <typename Enum, typename Parse>
+void convert_kind(const msgpack::object& o, Enum& v, Parse parse) {
+    if (o.type != msgpack::type::STR) throw msgpack::type_error();
+    auto parsed = parse(std::string_view(o.via.str.ptr, o.via.str.size));
+    if (!parsed) throw msgpack::type_error();
+    v = *parsed;
+}
+inline void set_static_str(msgpack::object& o, const char* s) {
+    o.type = msgpack::type::STR;
+    o.via.str.ptr = s;
+    o.via.str.size = static_cast<uint32_t>(std::char_traits<char>::length(s));
+}
+template <typename Stream>
+msgpack::packer<Stream>& pack_static_str(msgpack::packer<Stream>& p, const char* s) {
+    const auto n = static_cast<uint32_t>(std::char_traits<char>::length(s));
+    p.pack_str(n);
+    p.pack_str_body(s, n);
+    return p;
+}
+}  // namespace detail_gecko_lockstep
+
+template <>
+struct convert<gecko::click::RequestKind> {
+    const msgpack::object& operator()(const msgpack::object& o, gecko::click::RequestKind& v) const {
+        detail_gecko_lockstep::convert_kind(o, v, gecko::click::request_kind_from_string);
+        return o;
+    }
+};
+template <>
+struct pack<gecko::click::RequestKind> {
+    template <typename Stream>
+    msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& p, gecko::click::RequestKind v) const {
+        return detail_gecko_lockstep::pack_static_str(p, gecko::click::to_string(v));
+    }
+};
+template <>
+struct object<gecko::click::RequestKind> {
+    void operator()(msgpack::object& o, gecko::click::RequestKind v) const {
+        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
+    }
+};
+template <>
+struct object_with_zone<gecko::click::RequestKind> {
+    void operator()(msgpack::object::with_zone& o, gecko::click::RequestKind v) const {
+        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
+    }
+};
+
+template <>
+struct convert<gecko::click::AnswerKind> {
+    const msgpack::object& operator()(const msgpack::object& o, gecko::click::AnswerKind& v) const {
+        detail_gecko_lockstep::convert_kind(o, v, gecko::click::answer_kind_from_string);
+        return o;
+    }
+};
+template <>
+struct pack<gecko::click::AnswerKind> {
+    template <typename Stream>
+    msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& p, gecko::click::AnswerKind v) const {
+        return detail_gecko_lockstep::pack_static_str(p, gecko::click::to_string(v));
+    }
+};
+template <>
+struct object<gecko::click::AnswerKind> {
+    void operator()(msgpack::object& o, gecko::click::AnswerKind v) const {
+        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
+    }
+};
+template <>
+struct object_with_zone<gecko::click::AnswerKind> {
+    void operator()(msgpack::object::with_zone& o, gecko::click::AnswerKind v) const {
+        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
+    }
+};
+
+}  // namespace adaptor
+}  // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
+}  // namespace msgpack

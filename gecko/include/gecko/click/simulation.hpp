@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file simulation.hpp
+/// The simulation side of the Click lockstep protocol over Gecko topics: the
+/// process that owns the (simulated or real) actuators answers controllers'
+/// requests, driven by the spine's state machine (gecko/spine.hpp).
+///
+/// The owner implements Backend; SimulationServer does the rest: topics,
+/// pairing, duplicates, one controller at a time, the watchdog, stop cycles.
+///
+/// **Example**:
+/// ```cpp
+/// struct MyArm : gecko::click::Backend { ... };     // handshake(), apply(), step(), ...
+/// gecko::install_signal_handlers();
+/// gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-sim"));
+/// MyArm arm;
+/// gecko::click::SimulationServerOptions options;
+/// options.watchdog = std::chrono::milliseconds(500);
+/// gecko::click::SimulationServer server(node, "sim", arm, options);
+/// server.run();                                      // until SIGINT; stop cycles before it returns
+/// ```
+///
+/// ## Protocol (DESIGN.md, "The Click lockstep protocol on Gecko")
+///
+/// request        | answer    | what the server does
+/// ---------------|-----------|----------------------------------------------------------------
+/// HandshakeInit  | Handshake | (re)starts the session: spine stop -> start -> idle; nothing steps
+/// SensorRequest  | Sensor    | spine observation; Backend::sensors(); nothing steps
+/// Control        | Sensor    | checks it, spine action: Backend::apply() then exactly one Backend::step()
+/// Reset          | Reset     | spine stop -> start with Backend::reset() -> idle: paused until the next Control
+/// Error          | (Ended)   | spine stop; the run ends; the controller slot is free again
+///
+/// - A Control the handshake does not allow is answered with an Error, nothing steps.
+/// - request_reset() (the simulation side, e.g. a user pressed reset) resets at
+///   once, and the next request of the controller, whatever it is except Error,
+///   is answered with a Reset.
+/// - One controller at a time: a request from another controller gets an Error
+///   naming the one in charge, until that one sends Error, its watchdog trips,
+///   or it has been silent for SimulationServerOptions::takeover_after.
+/// - Duplicates: the last request id and answer are kept per controller; the
+///   same id again gets the same answer without stepping, an older id is
+///   dropped (counted in status().stale_requests).
+/// - Watchdog: once the simulation runs (a Control since the last handshake or
+///   reset), if no Control comes within `watchdog`, the spine goes to stop,
+///   Backend::stop_actuators() is called each cycle, a warning is logged and
+///   status() says so. The next Control starts it again.
+/// - Interrupt (gecko::ok() false, or shutdown()): the spine's shutdown sends
+///   stop commands for `stop_cycles` cycles, then run() returns.
+
+#include <gecko/click/lockstep_msgs.hpp>
+#include <gecko/node.hpp>
+#include <gecko/spine.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gecko::click {
+
+/// What the owner of the actuators implements. SimulationServer calls it from
+/// the thread that runs spin_once() / run(), never concurrently.
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    /// What the scene offers. The server fills in `answers`. Called at each
+    /// HandshakeInit, and once at construction to check controls.
+    virtual msgs::click::Handshake handshake() = 0;
+
+    /// Takes the controls of a Control already checked against handshake().
+    /// Objects absent from the control keep their previous controls.
+    virtual void apply(const msgs::click::Control& control) = 0;
+
+    /// Advances the simulation by one time step (a real robot: one control period).
+    virtual void step() = 0;
+
+    /// The sensors now. The server fills in `answers`.
+    virtual msgs::click::Sensor sensors() = 0;
+
+    /// Returns to the initial state (time, positions, controls).
+    virtual void reset() = 0;
+
+    /// Makes every actuator safe: hold or zero, never a stale command. Called
+    /// once per cycle while the spine is in stop or shutdown.
+    virtual void stop_actuators() = 0;
+
+    /// The controller ended the run with an Error request (`reason` is its text).
+    virtual void ended(const std::string& reason) { (void)reason; }
+};
+
+/// How a SimulationServer behaves. Every field has a default.
+struct SimulationServerOptions {
+    /// Once running, the longest gap between two Controls before the watchdog
+    /// stops the actuators. 0: no watchdog.
+    std::chrono::milliseconds watchdog{0};
+    /// Cycles of stop commands before a start is honoured and before exit (spine's N).
+    unsigned stop_cycles{5};
+    /// How often the server runs a spine cycle when no request comes (stop
+    /// commands, watchdog check). Also the poll granularity of run().
+    std::chrono::milliseconds idle_cycle{10};
+    /// Another controller may take over once the one in charge has sent nothing
+    /// for this long. 0: never (only its Error or the watchdog frees the slot).
+    std::chrono::milliseconds takeover_after{10000};
+    /// An Error request also ends run() (as an interrupt does), for one-shot simulations.
+    bool exit_on_error{false};
+    /// The request topic's subscriber (endpoints to connect to with discovery
+    /// off). Its depth is raised to at least 1024 so that no request is overwritten.
+    SubscriberOptions request_subscriber;
+    /// The answer topic's publisher (endpoints: empty = automatic, found by discovery).
+    PublisherOptions answer_publisher;
+};
+
+/// What the server is doing, for people and tests (status()).
+struct SimulationStatus {
+    spine::State state{spine::State::stop};  ///< the spine's state
+    std::string stop_cause;                  ///< why the spine is in stop ("watchdog", "agent", ...); empty at start
+    std::string controller;                  ///< the controller in charge; empty if none
+    bool running{false};                     ///< a Control came since the last handshake or reset
+    bool reset_pending{false};               ///< a simulation-side reset awaits its Reset answer
+    std::uint64_t steps{0};                  ///< Backend::step() calls
+    std::uint64_t requests{0};               ///< requests handled (duplicates included)
+    std::uint64_t duplicate_requests{0};     ///< answered from the cache, nothing done
+    std::uint64_t stale_requests{0};         ///< older than the controller's last request: dropped
+    std::uint64_t refused_requests{0};       ///< answered with an Error
+    std::uint64_t stop_commands{0};          ///< Backend::stop_actuators() calls
+    std::uint64_t watchdog_trips{0};         ///< times the watchdog stopped the actuators
+    std::uint64_t resets{0};                 ///< Backend::reset() calls
+};
+
+/// Serves the Click lockstep protocol for one Backend on the topics
+/// lockstep_topics(name) under the node's key.
+class SimulationServer {
+public:
+    /// Creates the topics and calls backend.handshake() once (to check controls).
+    /// `backend` must outlive the server.
+    SimulationServer(Node& node, std::string_view name, Backend& backend, SimulationServerOptions options = {});
+    ~SimulationServer();
+    SimulationServer(SimulationServer&&) noexcept;
+    SimulationServer& operator=(SimulationServer&&) noexcept;
+    SimulationServer(const SimulationServer&) = delete;
+    SimulationServer& operator=(const SimulationServer&) = delete;
+
+    /// Waits up to `timeout` (at most idle_cycle) for one request and serves it,
+    /// or runs an idle cycle. Handles an interrupt (gecko::ok() false, or
+    /// shutdown()) by running the stop cycles.
+    /// @return false once the spine is over (the caller leaves its loop).
+    bool spin_once(std::chrono::milliseconds timeout);
+
+    /// Calls spin_once() until the spine is over (after SIGINT, shutdown(), or
+    /// an Error with exit_on_error).
+    void run();
+
+    /// Simulation-side reset (thread-safe): resets the backend at the next
+    /// cycle; the next request except Error is answered with Reset.
+    void request_reset();
+
+    /// Like SIGINT, for this server only (thread-safe): stop cycles, then over.
+    void shutdown();
+
+    /// A snapshot of the state (thread-safe).
+    SimulationStatus status() const;
+
+    const LockstepTopics& topics() const noexcept;   ///< the two topic names
+    std::vector<std::string> endpoints() const;      ///< the answer publisher's bound endpoints
+    void connect(const std::string& request_endpoint);  ///< connects to a controller's request endpoint by hand
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gecko::click

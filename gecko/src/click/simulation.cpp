@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+// The simulation side of the Click lockstep protocol: requests in, answers
+// out, every actuation going through the spine's state machine.
+//
+// How Click maps onto the spine (gecko/spine.hpp):
+//   HandshakeInit -> (stop if idle) start            -> idle
+//   SensorRequest -> observation (in stop: read the sensors directly, nothing moves)
+//   Control       -> (start if in stop) action       -> Backend::apply + one Backend::step
+//   Reset         -> (stop if idle) start + reset    -> Backend::reset in the spine's reset state
+//   Error         -> stop (stop commands), the controller slot is freed
+// One spine cycle runs per step of that path; in stop every cycle sends stop
+// commands, so a start waits for `stop_cycles` of them, as on a real robot.
+
+#include "gecko/click/simulation.hpp"
+
+#include "gecko/signals.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+namespace gecko::click {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+constexpr std::size_t min_queue_depth = 1024;
+constexpr std::size_t max_cached_controllers = 256;
+
+long long ms_since(Clock::time_point then, Clock::time_point now) {
+    return std::chrono::duration_cast<milliseconds>(now - then).count();
+}
+
+}  // namespace
+
+struct SimulationServer::Impl {
+    Impl(Node& node, std::string_view server_name, Backend& b, SimulationServerOptions opts)
+        : options(std::move(opts)), name(server_name), topics(lockstep_topics(server_name)), logger(node.logger()),
+          backend(b), sm(spine_options(options)) {
+        SubscriberOptions sub = options.request_subscriber;
+        sub.depth = std::max(sub.depth, min_queue_depth);
+        requests = node.subscriber<Request>(topics.request, sub);
+        answers = node.publisher<Answer>(topics.answer, options.answer_publisher);
+        description = backend.handshake();
+        sync_status();
+    }
+
+    static spine::StateMachineOptions spine_options(const SimulationServerOptions& o) {
+        spine::StateMachineOptions s;
+        s.stop_cycles = o.stop_cycles;
+        s.watchdog_timeout = o.watchdog;
+        s.watchdog_policy = spine::WatchdogPolicy::stop;
+        return s;
+    }
+
+    // ---- the spine ---------------------------------------------------------
+
+    // Does what one spine Step asks of the backend. A backend exception is
+    // kept in cycle_error (the cycle still ends: the spine must see cycle_end).
+    void act(const spine::Step& step) {
+        if (!step.warning.empty()) logger.warn(step.warning);
+        if (step.watchdog_tripped) {
+            ++live.watchdog_trips;
+            running = false;
+            logger.warn("watchdog: no Control from controller '" + owner + "' within " +
+                        std::to_string(options.watchdog.count()) + " ms; actuators stopped (spine state '" +
+                        spine::to_string(sm.state()) + "': " + sm.stop_cause() +
+                        "). The next Control starts the simulation again.");
+            owner.clear();  // a controller that went silent no longer holds the simulation
+        }
+        try {
+            if (step.send_stop_commands) {
+                backend.stop_actuators();
+                ++live.stop_commands;
+            }
+            if (step.apply_config && reset_on_start) {
+                reset_on_start = false;
+                backend.reset();
+                ++live.resets;
+            }
+            if (step.apply_action && pending_control) {
+                auto control = std::move(*pending_control);
+                pending_control.reset();
+                backend.apply(control);
+                backend.step();
+                ++live.steps;
+            }
+            if (step.write_observation) observation = backend.sensors();
+        } catch (const std::exception& e) {
+            cycle_error = e.what();
+            logger.error(std::string("backend: ") + e.what());
+        }
+    }
+
+    // One spine cycle: cycle_begin, the work it asks for, cycle_end. Returns
+    // the answer to the pending request if this cycle produced it.
+    std::optional<spine::Answer> cycle() {
+        const auto now = Clock::now();
+        spine::Step begin = sm.process_event(spine::Event::cycle_begin, now);
+        std::optional<spine::Answer> answer = std::move(begin.answer);
+        act(begin);
+        spine::Step end = sm.process_event(spine::Event::cycle_end, now);
+        if (end.answer) answer = std::move(end.answer);
+        return answer;
+    }
+
+    // Posts `r` and runs cycles until it is answered (a bounded number of them).
+    spine::Answer run_request(spine::Request r) {
+        if (auto refused = sm.request(r)) return *refused;
+        const unsigned bound = options.stop_cycles + 8;
+        for (unsigned i = 0; i < bound; ++i) {
+            if (auto a = cycle()) {
+                if (a->request == r) return *a;
+            }
+        }
+        return spine::Answer{r, false, std::string("spine: request '") + spine::to_string(r) + "' not answered within " +
+                                           std::to_string(bound) + " cycles (state '" + spine::to_string(sm.state()) + "')"};
+    }
+
+    // stop (if started), then start; with `reset`, Backend::reset() runs in the spine's reset state.
+    std::optional<std::string> restart(bool reset) {
+        if (sm.state() == spine::State::idle) {
+            auto a = run_request(spine::Request::stop);
+            if (!a.ok) return a.error;
+        }
+        reset_on_start = reset;
+        auto a = run_request(spine::Request::start);
+        reset_on_start = false;
+        running = false;
+        if (!a.ok) return a.error;
+        return std::nullopt;
+    }
+
+    void interrupt() {
+        interrupted = true;
+        logger.info("shutting down: " + std::to_string(options.stop_cycles) + " cycles of stop commands");
+        spine::Step s = sm.process_event(spine::Event::interrupt, Clock::now());
+        act(s);
+        s = sm.process_event(spine::Event::cycle_end, Clock::now());
+        for (unsigned i = 0; sm.state() != spine::State::over && i < options.stop_cycles + 8; ++i) cycle();
+        running = false;
+    }
+
+    // ---- answers -----------------------------------------------------------
+
+    Answer make_answer(const Request& r, AnswerKind kind) const {
+        Answer a;
+        a.controller_id = r.controller_id;
+        a.answers = r.request_id;
+        a.kind = kind;
+        a.simulation = name;
+        return a;
+    }
+
+    Answer error_answer(const Request& r, std::string reason) {
+        ++live.refused_requests;
+        Answer a = make_answer(r, AnswerKind::error);
+        a.error.emplace();
+        a.error->direction = msgs::click::Direction::answer;
+        a.error->answers = r.request_id;
+        a.error->reason = std::move(reason);
+        return a;
+    }
+
+    Answer reset_answer(const Request& r) const {
+        Answer a = make_answer(r, AnswerKind::reset);
+        a.reset.emplace();
+        a.reset->direction = msgs::click::Direction::answer;
+        a.reset->answers = r.request_id;
+        return a;
+    }
+
+    Answer sensor_answer(const Request& r, msgs::click::Sensor sensor) const {
+        Answer a = make_answer(r, AnswerKind::sensor);
+        sensor.answers = r.request_id;
+        a.sensor = std::move(sensor);
+        return a;
+    }
+
+    void send(const Answer& a) {
+        sync_status();  // before the answer: whoever reads it then sees the new status
+        answers.publish(a);
+    }
+
+    // ---- requests ----------------------------------------------------------
+
+    void handle(const Request& r) {
+        ++live.requests;
+        const auto now = Clock::now();
+
+        // Duplicates and late messages never act twice.
+        auto cached = cache.find(r.controller_id);
+        if (cached != cache.end()) {
+            if (r.request_id == cached->second.last_id) {
+                ++live.duplicate_requests;
+                cached->second.seen = now;
+                send(cached->second.answer);
+                return;
+            }
+            if (r.request_id < cached->second.last_id) {
+                ++live.stale_requests;
+                logger.debug("dropped late request #" + std::to_string(r.request_id) + " of controller '" +
+                             r.controller_id + "' (last was #" + std::to_string(cached->second.last_id) + ")");
+                sync_status();
+                return;
+            }
+        }
+
+        Answer answer = serve(r, now);
+        remember(r, answer, now);
+        send(answer);
+    }
+
+    Answer serve(const Request& r, Clock::time_point now) {
+        if (r.controller_id.empty()) return error_answer(r, "request without a controller_id");
+
+        // One controller at a time.
+        if (!owner.empty() && owner != r.controller_id) {
+            const auto silent = ms_since(owner_seen, now);
+            if (options.takeover_after.count() > 0 && silent >= options.takeover_after.count()) {
+                logger.warn("controller '" + r.controller_id + "' takes over simulation '" + name +
+                            "' from controller '" + owner + "', silent for " + std::to_string(silent) + " ms");
+                owner.clear();
+            } else {
+                return error_answer(r, "simulation '" + name + "' is driven by controller '" + owner +
+                                           "' (its last request was " + std::to_string(silent) +
+                                           " ms ago); it must end its run (Error) before another controller can "
+                                           "drive this simulation");
+            }
+        }
+        if (owner.empty()) {
+            owner = r.controller_id;
+            logger.info("controller '" + owner + "' drives simulation '" + name + "'");
+        }
+        owner_seen = now;
+
+        // A simulation-side reset is reported to the next request, whatever it is, except Error.
+        if (reset_pending && r.kind != RequestKind::error) {
+            reset_pending = false;
+            return reset_answer(r);
+        }
+
+        cycle_error.clear();
+        switch (r.kind) {
+            case RequestKind::handshake_init: {
+                if (!r.handshake_init) return error_answer(r, "HandshakeInit request without its message");
+                if (auto wrong = restart(false)) return error_answer(r, *wrong);
+                try {
+                    description = backend.handshake();
+                } catch (const std::exception& e) {
+                    return error_answer(r, std::string("the simulation could not describe itself: ") + e.what());
+                }
+                Answer a = make_answer(r, AnswerKind::handshake);
+                a.handshake = description;
+                a.handshake->answers = r.request_id;
+                return a;
+            }
+            case RequestKind::sensor_request: {
+                if (!r.sensor_request) return error_answer(r, "SensorRequest request without its message");
+                if (sm.state() == spine::State::idle) {
+                    observation.reset();
+                    auto a = run_request(spine::Request::observation);
+                    if (a.ok && observation) return sensor_answer(r, std::move(*observation));
+                    if (!cycle_error.empty()) return error_answer(r, cycle_error);
+                }
+                // Not started (or stopped by the watchdog): reading moves nothing, so answer anyway.
+                try {
+                    return sensor_answer(r, backend.sensors());
+                } catch (const std::exception& e) {
+                    return error_answer(r, e.what());
+                }
+            }
+            case RequestKind::control: {
+                if (!r.control) return error_answer(r, "Control request without its message");
+                if (auto wrong = check_control(description, *r.control)) return error_answer(r, *wrong);
+                if (sm.state() == spine::State::stop) {
+                    // The first Control (also without a handshake, as Click allows, or after the watchdog).
+                    if (auto wrong = restart(false)) return error_answer(r, *wrong);
+                }
+                pending_control = *r.control;
+                auto a = run_request(spine::Request::action);
+                pending_control.reset();
+                if (!cycle_error.empty()) return error_answer(r, cycle_error);
+                if (!a.ok) return error_answer(r, a.error);
+                running = true;
+                try {
+                    return sensor_answer(r, backend.sensors());
+                } catch (const std::exception& e) {
+                    return error_answer(r, e.what());
+                }
+            }
+            case RequestKind::reset: {
+                if (auto wrong = restart(true)) return error_answer(r, *wrong);
+                if (!cycle_error.empty()) return error_answer(r, cycle_error);
+                return reset_answer(r);
+            }
+            case RequestKind::error: {
+                const std::string reason = r.error ? r.error->reason : std::string();
+                logger.info("controller '" + r.controller_id + "' ended the run: " +
+                            (reason.empty() ? std::string("(no reason)") : reason));
+                if (sm.state() == spine::State::idle) run_request(spine::Request::stop);
+                running = false;
+                owner.clear();
+                try {
+                    backend.ended(reason);
+                } catch (const std::exception& e) {
+                    logger.error(std::string("backend: ") + e.what());
+                }
+                if (options.exit_on_error) shutdown_requested = true;
+                return make_answer(r, AnswerKind::ended);
+            }
+        }
+        return error_answer(r, "unknown request kind");
+    }
+
+    void remember(const Request& r, const Answer& a, Clock::time_point now) {
+        auto& entry = cache[r.controller_id];
+        entry.last_id = r.request_id;
+        entry.answer = a;
+        entry.seen = now;
+        if (cache.size() > max_cached_controllers) {
+            auto oldest = std::min_element(cache.begin(), cache.end(), [](const auto& x, const auto& y) {
+                return x.second.seen < y.second.seen;
+            });
+            if (oldest->first != owner) cache.erase(oldest);
+        }
+    }
+
+    void sync_status() {
+        live.state = sm.state();
+        live.stop_cause = sm.stop_cause();
+        live.controller = owner;
+        live.running = running;
+        live.reset_pending = reset_pending;
+        std::lock_guard<std::mutex> lock(status_mutex);
+        snapshot = live;
+    }
+
+    bool spin_once(milliseconds timeout) {
+        if (sm.state() == spine::State::over) return false;
+        if (!interrupted && (shutdown_requested || !gecko::ok())) {
+            interrupt();
+            sync_status();
+            return sm.state() != spine::State::over;
+        }
+        simulation_side_reset();
+        Request request;
+        if (requests.receive(request, std::min(timeout, options.idle_cycle))) {
+            simulation_side_reset();  // one asked for while we waited comes before this request
+            handle(request);
+        } else {
+            cycle();  // stop commands in stop, the watchdog in idle
+        }
+        sync_status();
+        return sm.state() != spine::State::over;
+    }
+
+    void simulation_side_reset() {
+        if (!reset_requested.exchange(false)) return;
+        logger.info("simulation-side reset of '" + name + "'");
+        if (auto wrong = restart(true)) logger.error("simulation-side reset failed: " + *wrong);
+        reset_pending = true;
+        sync_status();
+    }
+
+    struct Cached {
+        std::uint64_t last_id{0};
+        Answer answer;
+        Clock::time_point seen;
+    };
+
+    SimulationServerOptions options;
+    std::string name;
+    LockstepTopics topics;
+    Logger logger;
+    Backend& backend;
+    spine::StateMachine sm;
+    Subscriber<Request> requests;
+    Publisher<Answer> answers;
+    msgs::click::Handshake description;
+
+    std::map<std::string, Cached> cache;
+    std::string owner;
+    Clock::time_point owner_seen;
+    bool running{false};
+    bool reset_pending{false};
+    bool reset_on_start{false};
+    bool interrupted{false};
+    std::optional<msgs::click::Control> pending_control;
+    std::optional<msgs::click::Sensor> observation;
+    std::string cycle_error;
+
+    std::atomic<bool> reset_requested{false};
+    std::atomic<bool> shutdown_requested{false};
+    SimulationStatus live;
+    mutable std::mutex status_mutex;
+    SimulationStatus snapshot;
+};
+
+SimulationServer::SimulationServer(Node& node, std::string_view name, Backend& backend, SimulationServerOptions options)
+    : impl_(std::make_unique<Impl>(node, name, backend, std::move(options))) {}
+SimulationServer::~SimulationServer() = default;
+SimulationServer::SimulationServer(SimulationServer&&) noexcept = default;
+SimulationServer& SimulationServer::operator=(SimulationServer&&) noexcept = default;
+
+bool SimulationServer::spin_once(std::chrono::milliseconds timeout) { return impl_->spin_once(timeout); }
+
+void SimulationServer::run() {
+    while (impl_->spin_once(impl_->options.idle_cycle)) {
+    }
+}
+
+void SimulationServer::request_reset() { impl_->reset_requested = true; }
+void SimulationServer::shutdown() { impl_->shutdown_requested = true; }
+
+SimulationStatus SimulationServer::status() const {
+    std::lock_guard<std::mutex> lock(impl_->status_mutex);
+    return impl_->snapshot;
+}
+
+const LockstepTopics& SimulationServer::topics() const noexcept { return impl_->topics; }
+std::vector<std::string> SimulationServer::endpoints() const { return impl_->answers.endpoints(); }
+void SimulationServer::connect(const std::string& request_endpoint) { impl_->requests.connect(request_endpoint); }
+
+}  // namespace gecko::click
