@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `gecko` tool as users run it: a real geckocore (unicast only, on a port
+// of its own), pub_imu publishing "imu" at 100 Hz, and `gecko` subcommands as
+// child processes. Every wait has a deadline; nothing sleeps to synchronise.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+
+using namespace std::chrono_literals;
+using gecko::test::Process;
+using gecko::test::SpawnOptions;
+using gecko::test::Stderr;
+
+namespace {
+
+struct Run {
+    std::optional<int> exit_code;  // nullopt: still running at the deadline (then killed)
+    std::string out, err;
+    std::vector<std::string> lines;
+};
+
+bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// A TCP port nobody listens on right now (bound, read back, closed).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+// One key with its own geckocore on loopback, and the environment that points
+// every child (pub_imu, gecko) at it and nowhere else.
+class Key {
+public:
+    Key() {
+        static int instance = 0;
+        key_ = "tools-" + std::to_string(::getpid()) + "-" + std::to_string(instance++);
+        // A port derived from our pid; the next ones if it is taken.
+        const int base = 20000 + (::getpid() % 2000) * 16 + (instance % 16);
+        for (int attempt = 0; attempt < 10 && !core_.running(); ++attempt) {
+            port_ = 20000 + (base - 20000 + attempt * 7919) % 40000;
+            const std::string listen = "tcp://127.0.0.1:" + std::to_string(port_);
+            core_ = Process::spawn(GECKOCORE_PATH, {"--key", key_, "--no-multicast", "--listen", listen}, options());
+            if (!core_.wait_for_line("listening on", 5s)) core_.kill();
+            core_.wait(1s);
+            if (core_.running()) break;
+        }
+        REQUIRE(core_.running());
+    }
+
+    // Background processes end with SIGTERM, as a user's Ctrl-C would end them,
+    // so that they withdraw from the core and remove their ipc sockets.
+    ~Key() {
+        for (auto& c : children_) c.kill(SIGTERM);
+        for (auto& c : children_) c.wait(3s);
+        core_.kill(SIGTERM);
+        core_.wait(3s);
+    }
+    Key(const Key&) = delete;
+    Key& operator=(const Key&) = delete;
+
+    const std::string& key() const { return key_; }
+    int port() const { return port_; }
+
+    SpawnOptions options(Stderr mode = Stderr::capture) const {
+        SpawnOptions o;
+        o.env = {{"GECKO_KEY", key_}, {"GECKO_CORE", "127.0.0.1:" + std::to_string(port_)}, {"GECKO_NO_MULTICAST", "1"}};
+        o.unset_env = {"GECKO_MULTICAST", "GECKO_INTERFACE", "GECKO_NODE", "GECKO_DISCOVERY"};
+        o.stderr_mode = mode;
+        o.pipe_stdin = false;
+        return o;
+    }
+
+    /// pub_imu in the background, until the end of the test. Returns its pid.
+    pid_t start_pub_imu() { return keep(Process::spawn(PUB_IMU_PATH, {}, options(Stderr::inherit))); }
+    /// `gecko args...` in the background, until the end of the test. Returns its pid.
+    pid_t start_gecko_background(const std::vector<std::string>& args) {
+        return keep(Process::spawn(GECKO_CLI_PATH, args, options(Stderr::inherit)));
+    }
+    /// `gecko args...`, for the test to read and finish().
+    Process start_gecko(const std::vector<std::string>& args) const { return Process::spawn(GECKO_CLI_PATH, args, options()); }
+
+    // Runs `gecko args...` to the end (bounded by `timeout`) and collects its output.
+    Run gecko(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 15s) const {
+        return finish(Process::spawn(GECKO_CLI_PATH, args, options()), timeout);
+    }
+
+    static Run finish(Process p, std::chrono::milliseconds timeout) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        auto left = [&] {
+            return std::max(0ms, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+        };
+        while (!p.out().eof() && left() > 0ms) p.out().drain(std::min(left(), 100ms));
+        Run r;
+        r.exit_code = p.wait(left());
+        p.out().drain();
+        p.err().drain(100ms);
+        r.out = p.out().text();
+        r.err = p.err().text();
+        r.lines = p.out().lines();
+        return r;
+    }
+
+    // Polls `gecko list` until its output satisfies `ready` (bounded).
+    std::string wait_for_list(const std::function<bool(const std::string&)>& ready, std::chrono::milliseconds timeout = 15s) const {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        std::string last;
+        while (std::chrono::steady_clock::now() < deadline) {
+            const auto r = gecko({"list"});
+            last = r.out + r.err;
+            if (r.exit_code == 0 && ready(r.out)) return r.out;
+            std::this_thread::sleep_for(100ms);  // poll period, not a synchronisation
+        }
+        FAIL("gecko list never showed what was expected; last output:\n" << last);
+        return last;
+    }
+
+private:
+    pid_t keep(Process p) {
+        children_.push_back(std::move(p));
+        return children_.back().pid();
+    }
+
+    std::string key_;
+    int port_ = 0;
+    Process core_;
+    std::vector<Process> children_;
+};
+
+// A list line for topic `name` (it starts the line).
+bool has_topic_line(const std::string& list, const std::string& name, const std::string& also) {
+    std::istringstream in(list);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(name + " ", 0) == 0 && contains(line, also)) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("gecko list shows a publisher's topic, type and node", "[tools][process]") {
+    Key k;
+    const pid_t imu = k.start_pub_imu();
+    const auto list = k.wait_for_list([](const std::string& out) { return has_topic_line(out, "imu", "gecko.msgs.Imu"); });
+    CHECK(has_topic_line(list, "imu", "imu_driver@"));
+    CHECK(has_topic_line(list, "imu", ":" + std::to_string(imu)));
+    CHECK(contains(list, "TOPIC"));
+    CHECK(contains(list, "key '" + k.key() + "'"));
+
+    // --json: the core's whole answer, as JSON.
+    const auto json = k.gecko({"list", "--json"});
+    REQUIRE(json.exit_code == 0);
+    const auto parsed = nlohmann::json::parse(json.out);
+    CHECK(parsed.at("key") == k.key());
+    CHECK(parsed.at("topics").at(0).at("name") == "imu");
+}
+
+TEST_CASE("gecko echo prints messages as JSON lines or as text", "[tools][process]") {
+    Key k;
+    k.start_pub_imu();
+    k.wait_for_list([](const std::string& out) { return has_topic_line(out, "imu", "gecko.msgs.Imu"); });
+
+    const auto json = k.gecko({"echo", "imu", "--count", "3", "--json"});
+    INFO(json.out << json.err);
+    REQUIRE(json.exit_code == 0);
+    REQUIRE(json.lines.size() == 3);
+    for (const auto& line : json.lines) {
+        const auto m = nlohmann::json::parse(line);
+        REQUIRE(m.contains("accel"));
+        CHECK(m.at("accel").at("z").get<double>() == Approx(9.81));
+        CHECK(m.at("frame_id") == "imu_link");
+        CHECK(m.at("stamp_ns").is_number_integer());
+    }
+
+    const auto text = k.gecko({"echo", "imu", "--count", "1"});
+    INFO(text.out << text.err);
+    REQUIRE(text.exit_code == 0);
+    REQUIRE(!text.lines.empty());
+    CHECK(text.lines.front().rfind("--- imu #", 0) == 0);
+    CHECK(contains(text.lines.front(), "imu_driver@"));
+    CHECK(contains(text.lines.front(), "latency"));
+    CHECK(contains(text.out, "\naccel:\n  x: "));
+    CHECK(contains(text.out, "frame_id: imu_link"));
+
+    const auto info = k.gecko({"echo", "imu", "--count", "1", "--json", "--with-info"});
+    REQUIRE(info.exit_code == 0);
+    const auto wrapped = nlohmann::json::parse(info.lines.at(0));
+    CHECK(wrapped.at("type") == "gecko.msgs.Imu");
+    CHECK(wrapped.at("seq").get<std::uint64_t>() > 0);
+    CHECK(wrapped.at("message").contains("gyro"));
+}
+
+TEST_CASE("gecko pub --count 1 reaches a gecko echo that listens already", "[tools][process]") {
+    Key k;
+    auto echo = k.start_gecko({"echo", "chatter", "--type", "gecko.msgs.String", "--count", "1", "--json"});
+    // The subscriber is registered with the core before anything is published.
+    k.wait_for_list([](const std::string& out) { return has_topic_line(out, "chatter", "gecko_echo@"); });
+
+    const auto pub = k.gecko({"pub", "chatter", "--type", "gecko.msgs.String", u8R"({"data": "hello ✓"})"});
+    INFO(pub.out << pub.err);
+    CHECK(pub.exit_code == 0);
+    CHECK(contains(pub.out, "published 1 message"));
+    CHECK(contains(pub.out, "to 1 subscriber"));
+
+    const auto got = Key::finish(std::move(echo), 10s);
+    INFO(got.out << got.err);
+    REQUIRE(got.exit_code == 0);
+    REQUIRE(got.lines.size() == 1);
+    CHECK(nlohmann::json::parse(got.lines[0]) == nlohmann::json::parse(u8R"({"data": "hello ✓"})"));
+}
+
+TEST_CASE("gecko echo waits for a topic that does not exist yet", "[tools][process]") {
+    Key k;
+    // No --type: echo learns the type from the core once a publisher appears.
+    auto echo = k.start_gecko({"echo", "numbers", "--count", "2", "--json"});
+    REQUIRE(echo.err().wait_for("waiting", 10s));
+    k.start_gecko_background({"pub", "numbers", "--type", "test.Numbers", R"({"i": -3, "f": 0.5, "list": [1, 2.5, "x"]})",
+                              "--rate", "20"});
+    const auto got = Key::finish(std::move(echo), 15s);
+    INFO(got.out << got.err);
+    REQUIRE(got.exit_code == 0);
+    REQUIRE(got.lines.size() == 2);
+    CHECK(got.lines[0] == R"({"i":-3,"f":0.5,"list":[1,2.5,"x"]})");
+}
+
+TEST_CASE("gecko hz and gecko bw measure pub_imu's ~100 Hz", "[tools][process]") {
+    Key k;
+    k.start_pub_imu();
+    k.wait_for_list([](const std::string& out) { return has_topic_line(out, "imu", "gecko.msgs.Imu"); });
+
+    const auto hz = k.gecko({"hz", "imu", "--duration", "3"});
+    INFO(hz.out << hz.err);
+    REQUIRE(hz.exit_code == 0);
+    REQUIRE(!hz.lines.empty());
+    const std::string& final_line = hz.lines.back();
+    std::smatch m;
+    REQUIRE(std::regex_search(final_line, m, std::regex(R"(^final: imu: ([0-9.]+) Hz  period mean)")));
+    const double rate = std::stod(m[1]);
+    CHECK(rate > 50);
+    CHECK(rate < 150);
+    CHECK(contains(final_line, "std dev"));
+
+    const auto count = k.gecko({"hz", "imu", "--count", "50"});
+    REQUIRE(count.exit_code == 0);
+    CHECK(contains(count.lines.back(), "of 50 messages"));
+
+    const auto bw = k.gecko({"bw", "imu", "--count", "50"});
+    INFO(bw.out << bw.err);
+    REQUIRE(bw.exit_code == 0);
+    REQUIRE(std::regex_search(bw.lines.back(), m, std::regex(R"(^final: imu: ([0-9.]+) KiB/s  mean ([0-9]+) B)")));
+    CHECK(std::stod(m[1]) > 5);  // ~250 B x 100 Hz = ~24 KiB/s
+    CHECK(std::stoi(m[2]) > 100);
+}
+
+TEST_CASE("gecko nodes, info and top --once describe the key", "[tools][process]") {
+    Key k;
+    const pid_t imu = k.start_pub_imu();
+    k.wait_for_list([](const std::string& out) { return has_topic_line(out, "imu", "gecko.msgs.Imu"); });
+    const std::string pid = std::to_string(imu);
+
+    const auto nodes = k.gecko({"nodes"});
+    INFO(nodes.out << nodes.err);
+    REQUIRE(nodes.exit_code == 0);
+    CHECK(contains(nodes.out, "NODE"));
+    bool found = false;
+    for (const auto& line : nodes.lines)
+        found = found || (line.rfind("imu_driver ", 0) == 0 && contains(line, " " + pid + " ") && contains(line, "ago"));
+    CHECK(found);
+
+    const auto info = k.gecko({"info", "imu"});
+    INFO(info.out << info.err);
+    REQUIRE(info.exit_code == 0);
+    CHECK(contains(info.out, "topic 'imu'"));
+    CHECK(contains(info.out, "type: gecko.msgs.Imu"));
+    CHECK(contains(info.out, "publishers (1):"));
+    CHECK(contains(info.out, "imu_driver@"));
+    CHECK(contains(info.out, pid));
+    CHECK(contains(info.out, "endpoints"));
+
+    const auto missing = k.gecko({"info", "nope"});
+    CHECK(missing.exit_code == 1);
+    CHECK(contains(missing.err, "no topic or service 'nope'"));
+
+    const auto top = k.gecko({"top", "--once"});
+    INFO(top.out << top.err);
+    REQUIRE(top.exit_code == 0);
+    CHECK(contains(top.out, "gecko top"));
+    CHECK(has_topic_line(top.out, "imu", "gecko.msgs.Imu"));
+    CHECK(!contains(top.out, "\033["));  // no screen control codes when not a terminal
+}
+
+TEST_CASE("gecko exits 2 on a usage error", "[tools][process]") {
+    Key k;
+    const std::vector<std::vector<std::string>> bad = {
+        {},                                         // no command
+        {"frobnicate"},                             // unknown command
+        {"list", "--bogus"},                        // unknown option
+        {"echo"},                                   // missing TOPIC
+        {"echo", "imu", "--count", "zero"},         // malformed value
+        {"hz", "imu", "--duration", "soon"},        // malformed duration
+        {"pub", "chatter", "--type", "gecko.msgs.String", "{not json"},
+        {"list", "--core", "not an address:99999"},
+    };
+    for (const auto& args : bad) {
+        const auto r = k.gecko(args);
+        INFO("gecko " << [&] { std::string s; for (const auto& a : args) s += a + " "; return s; }() << "\n" << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK(!r.err.empty());
+    }
+    auto o = k.options();
+    o.unset_env.push_back("GECKO_KEY");
+    o.env.erase("GECKO_KEY");
+    const auto no_key = Key::finish(Process::spawn(GECKO_CLI_PATH, {"list"}, o), 10s);
+    CHECK(no_key.exit_code == 2);
+    CHECK(contains(no_key.err, "GECKO_KEY"));
+
+    const auto help = k.gecko({"echo", "--help"});
+    CHECK(help.exit_code == 0);
+    CHECK(contains(help.out, "usage: gecko echo"));
+}
+
+TEST_CASE("gecko exits 1 and says what it tried when no core answers", "[tools][process]") {
+    Key k;  // for the environment; the tool is pointed elsewhere
+    const std::string nowhere = "127.0.0.1:" + std::to_string(free_port());
+    for (const char* command : {"list", "nodes", "info", "echo", "top"}) {
+        std::vector<std::string> args{command};
+        if (std::string(command) == "info" || std::string(command) == "echo") args.push_back("imu");
+        for (const char* a : {"--core", nowhere.c_str(), "--no-multicast", "--timeout", "1s"}) args.push_back(a);
+        const auto r = k.gecko(args);
+        INFO("gecko " << command << "\n" << r.err);
+        CHECK(r.exit_code == 1);
+        CHECK(contains(r.err, "no answer from a geckocore for key '" + k.key() + "'"));
+        CHECK(contains(r.err, "tcp://" + nowhere));
+        CHECK(contains(r.err, "geckocore --key " + k.key()));
+    }
+}
+
+TEST_CASE("gecko doctor checks interfaces, route and the core both ways", "[tools][process]") {
+    Key k;
+    const auto ok = k.gecko({"doctor", "--timeout", "1s"});
+    INFO(ok.out << ok.err);
+    CHECK(ok.exit_code == 0);  // reachable by unicast (the core has no multicast)
+    for (const char* needle : {"network interfaces", "route to the multicast group", "by multicast", "by unicast",
+                               "reachable by unicast only", "What to do:"})
+        CHECK(contains(ok.out, needle));
+
+    const std::string nowhere = "127.0.0.1:" + std::to_string(free_port());
+    const auto bad = k.gecko({"doctor", "--core", nowhere, "--timeout", "1s"});
+    INFO(bad.out << bad.err);
+    CHECK(bad.exit_code == 1);
+    CHECK(contains(bad.out, "no core of key '" + k.key() + "' answered"));
+    CHECK(contains(bad.out, "geckocore --key " + k.key()));
+    CHECK(contains(bad.out, "GECKO_CORE="));
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// msgpack <-> JSON and msgpack -> text, as `gecko echo` and `gecko pub` use them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gecko/error.hpp"
+#include "msgpack_json.hpp"
+
+using gecko::tools::json_to_msgpack;
+using gecko::tools::MsgpackWriter;
+using gecko::tools::parse_msgpack;
+using gecko::tools::to_json;
+using gecko::tools::to_text;
+
+namespace {
+
+std::string json_of(const std::vector<std::uint8_t>& bytes) {
+    return gecko::tools::msgpack_to_json(bytes.data(), bytes.size());
+}
+
+std::string text_of(const std::vector<std::uint8_t>& bytes, gecko::tools::TextOptions options = {}) {
+    auto handle = parse_msgpack(bytes.data(), bytes.size());
+    return to_text(handle.get(), options);
+}
+
+// Every kind of value, nested: the message the round-trip tests start from.
+std::vector<std::uint8_t> everything() {
+    MsgpackWriter w;
+    w.map(14);
+    w.string("text");
+    w.string(u8"héllo ✓ 日本語 🦎");
+    w.string("small");
+    w.integer(7);
+    w.string("negative");
+    w.integer(-5);
+    w.string("int64_min");
+    w.integer(std::numeric_limits<std::int64_t>::min());
+    w.string("uint64_max");
+    w.unsigned_integer(std::numeric_limits<std::uint64_t>::max());
+    w.string("pi");
+    w.float64(3.141592653589793);
+    w.string("integral_float");
+    w.float64(1.0);
+    w.string("negative_float");
+    w.float64(-0.000123);
+    w.string("tiny");
+    w.float64(5e-310);  // subnormal
+    w.string("bytes");
+    const std::uint8_t raw[] = {0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff};
+    w.binary(raw, sizeof raw);
+    w.string("flags");
+    w.array(3);
+    w.boolean(true);
+    w.boolean(false);
+    w.nil();
+    w.string("nested");
+    w.map(2);
+    w.string("vector");
+    w.map(3);
+    w.string("x");
+    w.float64(0.1);
+    w.string("y");
+    w.float64(-2.5);
+    w.string("z");
+    w.float64(9.81);
+    w.string("points");
+    w.array(2);
+    w.map(1);
+    w.string("id");
+    w.integer(1);
+    w.array(2);
+    w.integer(-300);
+    w.string("");
+    w.string("empty_map");
+    w.map(0);
+    w.string("empty_array");
+    w.array(0);
+    return w.take();
+}
+
+}  // namespace
+
+TEST_CASE("msgpack -> JSON -> msgpack keeps every value, byte for byte", "[msgpack_json]") {
+    const auto original = everything();
+    const std::string json = json_of(original);
+    const auto back = json_to_msgpack(json);
+    CHECK(json_of(back) == json);
+    REQUIRE(back == original);
+}
+
+TEST_CASE("JSON -> msgpack -> JSON gives the same compact text", "[msgpack_json]") {
+    const std::string json =
+        R"({"a":1,"b":-2,"c":1.5,"d":"x","e":[true,false,null],"f":{"g":{"h":[]}},"i":{},"j":18446744073709551615,)"
+        R"("k":-9223372036854775808,"l":1e+100,"m":"\"quoted\" back\\slash\nnew line"})";
+    CHECK(json_of(json_to_msgpack(json)) == json);
+}
+
+TEST_CASE("JSON integers stay integers, other numbers become float64", "[msgpack_json]") {
+    const auto bytes = json_to_msgpack(R"({"i": 3, "n": -3, "f": 3.0, "e": 1e3, "big": 12345678901})");
+    auto handle = parse_msgpack(bytes.data(), bytes.size());
+    const auto& map = handle.get().via.map;
+    REQUIRE(map.size == 5);
+    CHECK(map.ptr[0].val.type == msgpack::type::POSITIVE_INTEGER);
+    CHECK(map.ptr[1].val.type == msgpack::type::NEGATIVE_INTEGER);
+    CHECK(map.ptr[2].val.type == msgpack::type::FLOAT64);
+    CHECK(map.ptr[3].val.type == msgpack::type::FLOAT64);
+    CHECK(map.ptr[4].val.type == msgpack::type::POSITIVE_INTEGER);
+    CHECK(map.ptr[4].val.via.u64 == 12345678901u);
+    // float64 even when integral: 0xcb and 8 bytes, not the integer 3.
+    const std::vector<std::uint8_t> three = json_to_msgpack("3.0");
+    CHECK(three == std::vector<std::uint8_t>{0xcb, 0x40, 0x08, 0, 0, 0, 0, 0, 0});
+    // Field order is kept (objects are not sorted).
+    CHECK(json_of(json_to_msgpack(R"({"z":1,"a":2,"m":3})")) == R"({"z":1,"a":2,"m":3})");
+}
+
+TEST_CASE("floats are printed as the shortest text that reads back the same", "[msgpack_json]") {
+    using gecko::tools::format_float;
+    CHECK(format_float(0.1) == "0.1");
+    CHECK(format_float(1.0) == "1.0");
+    CHECK(format_float(-2.5) == "-2.5");
+    CHECK(format_float(9.81) == "9.81");
+    CHECK(format_float(1e20) == "1e+20");
+    CHECK(format_float(3.141592653589793) == "3.141592653589793");
+    CHECK(format_float(static_cast<double>(0.1f), true) == "0.1");  // float32: 9 digits at most
+    CHECK(format_float(std::nan(""), false) == "nan");
+    CHECK(format_float(-HUGE_VAL) == "-inf");
+    CHECK(format_float(3.141592653589793, false, 6) == "3.14159");  // text mode caps the digits
+
+    MsgpackWriter w;
+    w.array(4);
+    w.float32(0.1f);
+    w.float64(std::numeric_limits<double>::quiet_NaN());
+    w.float64(HUGE_VAL);
+    w.float32(-1.5f);
+    CHECK(json_of(w.bytes()) == "[0.1,null,null,-1.5]");  // JSON has no NaN nor infinity
+    CHECK(text_of(w.bytes()) == "[0.1, nan, inf, -1.5]\n");
+}
+
+TEST_CASE("strings: unicode passes, control characters are escaped, invalid UTF-8 is replaced", "[msgpack_json]") {
+    MsgpackWriter w;
+    w.array(3);
+    w.string(u8"é✓🦎");
+    w.string(std::string("tab\tbell\x07", 9));
+    w.string("bad \xff\xc3 end");
+    CHECK(json_of(w.bytes()) == u8"[\"é✓🦎\",\"tab\\tbell\\u0007\",\"bad \uFFFD\uFFFD end\"]");
+    // \u escapes in JSON input become UTF-8, surrogate pairs included.
+    const auto bytes = json_to_msgpack(R"(["\u00e9", "\ud83e\udd8e"])");
+    CHECK(json_of(bytes) == u8"[\"é\",\"🦎\"]");
+}
+
+TEST_CASE("bin is {\"$bin\": base64} in JSON and a short summary in text", "[msgpack_json]") {
+    MsgpackWriter w;
+    w.map(2);
+    w.string("small");
+    const std::uint8_t four[] = {0, 1, 2, 255};
+    w.binary(four, 4);
+    w.string("large");
+    std::vector<std::uint8_t> big(1000, 0xab);
+    w.binary(big.data(), big.size());
+    const std::string json = json_of(w.bytes());
+    CHECK(json.rfind(R"({"small":{"$bin":"AAEC/w=="},"large":{"$bin":"q6ur)", 0) == 0);
+    CHECK(json_to_msgpack(json) == w.bytes());
+    CHECK(text_of(w.bytes()) == "small: <4 bytes: 00 01 02 ff>\nlarge: <1000 bytes: ab ab ab ab ab ab ab ab ...>\n");
+    CHECK_THROWS_AS(json_to_msgpack(R"({"$bin": "not base64!"})"), gecko::Error);
+    // An empty bin is still bin (0xc4 0x00).
+    CHECK(json_to_msgpack(R"({"$bin": ""})") == std::vector<std::uint8_t>{0xc4, 0x00});
+}
+
+TEST_CASE("text mode: fields as key: value, nested maps indented, arrays inline or as items", "[msgpack_json]") {
+    const auto bytes = json_to_msgpack(
+        R"({"stamp_ns": 12, "frame_id": "imu_link", "accel": {"x": 0.5, "y": 0.0}, "ranges": [1.5, 2.0],)"
+        R"( "joints": [{"name": "hip", "position": -0.25}, {"name": "knee"}], "note": "a: b", "empty": {}, "yes": "true"})");
+    CHECK(text_of(bytes) ==
+          "stamp_ns: 12\n"
+          "frame_id: imu_link\n"
+          "accel:\n"
+          "  x: 0.5\n"
+          "  y: 0.0\n"
+          "ranges: [1.5, 2.0]\n"
+          "joints:\n"
+          "  - name: hip\n"
+          "    position: -0.25\n"
+          "  - name: knee\n"
+          "note: \"a: b\"\n"
+          "empty: {}\n"
+          "yes: \"true\"\n");
+    gecko::tools::TextOptions cut;
+    cut.max_array = 3;
+    CHECK(text_of(json_to_msgpack("[1, 2, 3, 4, 5]"), cut) == "[1, 2, 3, ... +2 more]\n");
+    CHECK(text_of(json_to_msgpack("[[1, 2], [3]]")) == "- [1, 2]\n- [3]\n");
+    CHECK(text_of(json_to_msgpack(R"("12")")) == "\"12\"\n");  // a string that reads as a number is quoted
+}
+
+TEST_CASE("non-string map keys and ext values have a JSON form", "[msgpack_json]") {
+    msgpack::sbuffer buffer;
+    msgpack::packer<msgpack::sbuffer> pk(buffer);
+    pk.pack_map(2);
+    pk.pack_int(1);
+    pk.pack(std::string("one"));
+    pk.pack(std::string("ext"));
+    pk.pack_ext(2, 5);
+    pk.pack_ext_body("\x01\x02", 2);
+    const std::vector<std::uint8_t> bytes(buffer.data(), buffer.data() + buffer.size());
+    CHECK(json_of(bytes) == R"({"1":"one","ext":{"$ext":5,"$data":"AQI="}})");
+    CHECK(text_of(bytes) == "1: one\next: <ext 5, 2 bytes>\n");
+}
+
+TEST_CASE("malformed input is an error naming the problem, never a crash", "[msgpack_json]") {
+    auto bytes = everything();
+    bytes.pop_back();
+    try {
+        parse_msgpack(bytes.data(), bytes.size());
+        FAIL("truncated msgpack was accepted");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::decode);
+    }
+    const std::uint8_t trailing[] = {0x01, 0x02};
+    CHECK_THROWS_AS(parse_msgpack(trailing, sizeof trailing), gecko::Error);
+    // A forged length far beyond the input is refused without allocating it.
+    const std::uint8_t forged[] = {0xdd, 0x7f, 0xff, 0xff, 0xff};
+    CHECK_THROWS_AS(parse_msgpack(forged, sizeof forged), gecko::Error);
+
+    try {
+        json_to_msgpack("{\"a\": }");
+        FAIL("bad JSON was accepted");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::invalid_argument);
+        CHECK_THAT(e.what(), Catch::Contains("line 1, column 7"));
+    }
+    CHECK_THROWS_AS(json_to_msgpack(""), gecko::Error);
+    CHECK_THROWS_AS(json_to_msgpack("{} trailing"), gecko::Error);
+}
+
+TEST_CASE("base64 matches RFC 4648 test vectors", "[msgpack_json]") {
+    using gecko::tools::base64_decode;
+    using gecko::tools::base64_encode;
+    const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
+                                                           {"foo", "Zm9v"},  {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+                                                           {"foobar", "Zm9vYmFy"}};
+    for (const auto& [plain, encoded] : vectors) {
+        const std::string p = plain;
+        CHECK(base64_encode(reinterpret_cast<const std::uint8_t*>(p.data()), p.size()) == encoded);
+        std::vector<std::uint8_t> out;
+        REQUIRE(base64_decode(encoded, out));
+        CHECK(std::string(out.begin(), out.end()) == p);
+    }
+    std::vector<std::uint8_t> out;
+    CHECK_FALSE(base64_decode("Zm9v!", out));
+    CHECK_FALSE(base64_decode("Zm9", out));
+    CHECK_FALSE(base64_decode("Zg==Zg==", out));
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// gecko info TOPIC: one topic (or service) in detail.
+#include <cstdio>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "format.hpp"
+#include "gecko/error.hpp"
+#include "query.hpp"
+
+namespace gecko::tools {
+
+namespace {
+
+std::string describe_stats(const detail::TopicStats& s, bool producer) {
+    std::string out = format_hz(s.messages_per_s) + ", " + format_bytes(s.bytes_per_s) + "/s";
+    if (!producer) {
+        out += ", drops " + std::to_string(s.drops);
+        out += ", latency " + format_ns(static_cast<double>(s.latency_ns));
+    }
+    return out;
+}
+
+void print_entities(std::string& out, const char* title, const std::vector<detail::QueryEntity>& entities, bool producer,
+                    bool service) {
+    out += std::string(title) + " (" + std::to_string(entities.size()) + "):" + (entities.empty() ? " none\n" : "\n");
+    for (const auto& e : entities) {
+        const auto& p = e.peer;
+        out += "  " + where(p) + "\n";
+        Table t({"", ""});
+        t.add({"node", p.node});
+        t.add({"host", p.host});
+        t.add({"pid", std::to_string(p.pid)});
+        t.add({"id", hex_id(p.reg.id)});
+        t.add({"type", p.reg.type_name});
+        if (producer) {
+            std::string eps;
+            for (const auto& ep : p.reg.endpoints) eps += (eps.empty() ? "" : ", ") + ep;
+            t.add({"endpoints", eps.empty() ? "-" : eps});
+        }
+        const char* doing = producer ? (service ? "serving" : "sending") : (service ? "calling" : "receiving");
+        t.add({doing, e.stats ? describe_stats(*e.stats, producer) : "no report yet"});
+        std::string rendered = t.render("    ");
+        out += rendered.substr(rendered.find('\n') + 1);  // no header line
+    }
+}
+
+}  // namespace
+
+int run_info(const Args& args) {
+    Connection connection;
+    std::string name;
+    Parser parser("info", "TOPIC [options]",
+                  "Everything the key's geckocore knows about one topic (or service): its type, and for each\n"
+                  "publisher and subscriber its node, host, pid, id, endpoints and latest reported figures.");
+    parser.positional("TOPIC", "topic (or service) name", name).connection(connection);
+    if (!parser.parse(args)) return exit_ok;
+
+    const auto r = query(connection);
+    std::string out;
+    for (bool service : {false, true}) {
+        const auto* t = r.find(name, service);
+        if (!t) continue;
+        if (!out.empty()) out += "\n";
+        out += std::string(service ? "service" : "topic") + " '" + t->name + "' in key '" + r.key + "'\n";
+        out += "type: " + t->type + "\n";
+        for (const auto& c : r.conflicts)
+            if (c.topic == t->name && c.service == service) out += "(!) " + c.message + "\n";
+        out += "\n";
+        print_entities(out, service ? "servers" : "publishers", t->producers, true, service);
+        print_entities(out, service ? "clients" : "subscribers", t->consumers, false, service);
+    }
+    if (out.empty()) {
+        std::string known;
+        for (const auto& t : r.topics) known += (known.empty() ? "" : ", ") + t.name;
+        throw Error(Errc::no_peer, "no topic or service '" + name + "' in key '" + r.key + "'" +
+                                       (known.empty() ? std::string(" (it has none)") : " (known: " + known + ")"));
+    }
+    std::fputs(out.c_str(), stdout);
+    return exit_ok;
+}
+
+}  // namespace gecko::tools

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// gecko list: the key's topics and services as the core sees them.
+#include <cstdio>
+#include <set>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "format.hpp"
+#include "msgpack_json.hpp"
+#include "query.hpp"
+
+namespace gecko::tools {
+
+namespace {
+
+std::string join_where(const std::vector<detail::QueryEntity>& entities) {
+    if (entities.empty()) return "-";
+    std::string s;
+    for (const auto& e : entities) s += (s.empty() ? "" : ", ") + where(e.peer);
+    return s;
+}
+
+}  // namespace
+
+std::string render_list(const detail::QueryResult& r) {
+    std::string out = "key '" + r.key + "': " + std::to_string(r.nodes.size()) + " node" +
+                      (r.nodes.size() == 1 ? "" : "s") + ", core " + r.core_endpoint + " (" + r.core_host + ", pid " +
+                      std::to_string(r.core_pid) + ")\n\n";
+    std::set<std::pair<bool, std::string>> conflicted;
+    for (const auto& c : r.conflicts) conflicted.emplace(c.service, c.topic);
+
+    Table topics({"TOPIC", "TYPE", "RATE", "BANDWIDTH", "DROPS", "LATENCY", "PUBLISHERS", "SUBSCRIBERS"});
+    Table services({"SERVICE", "TYPE", "SERVERS", "CLIENTS"});
+    for (const auto& t : r.topics) {
+        const std::string type = t.type + (conflicted.count({t.service, t.name}) ? " (!)" : "");
+        if (t.service) {
+            services.add({t.name, type, join_where(t.producers), join_where(t.consumers)});
+            continue;
+        }
+        // Rates are what the publishers report; drops and latency what the subscribers see.
+        double rate = 0, bandwidth = 0, latency_sum = 0;
+        std::uint64_t drops = 0;
+        int rate_reports = 0, drop_reports = 0, latency_reports = 0;
+        for (const auto& p : t.producers) {
+            if (!p.stats) continue;
+            rate += p.stats->messages_per_s;
+            bandwidth += p.stats->bytes_per_s;
+            ++rate_reports;
+        }
+        for (const auto& c : t.consumers) {
+            if (!c.stats) continue;
+            drops += c.stats->drops;
+            ++drop_reports;
+            if (c.stats->latency_ns >= 0) {
+                latency_sum += static_cast<double>(c.stats->latency_ns);
+                ++latency_reports;
+            }
+        }
+        topics.add({t.name, type, rate_reports ? format_hz(rate) : "-",
+                    rate_reports ? format_bytes(bandwidth) + "/s" : "-", drop_reports ? std::to_string(drops) : "-",
+                    latency_reports ? format_ns(latency_sum / latency_reports) : "-", join_where(t.producers),
+                    join_where(t.consumers)});
+    }
+    if (topics.rows() == 0)
+        out += "no topics\n";
+    else
+        out += topics.render();
+    if (services.rows() > 0) out += "\n" + services.render();
+    if (!r.conflicts.empty()) {
+        out += "\n(!) type conflicts: no data flows between entities of different types\n";
+        for (const auto& c : r.conflicts) out += "  " + c.message + "\n";
+    }
+    return out;
+}
+
+int run_list(const Args& args) {
+    Connection connection;
+    bool json = false;
+    Parser parser("list", "[options]",
+                  "Lists the topics and services of a key as its geckocore sees them: type, publishers and\n"
+                  "subscribers (node@host:pid), rates (messages/s and bytes/s reported by publishers every\n"
+                  "~3 s), drops and latency (reported by subscribers). Type conflicts are flagged (!).");
+    parser.flag("--json", "print the core's whole answer as one JSON object", json).connection(connection);
+    if (!parser.parse(args)) return exit_ok;
+
+    const auto result = query(connection);
+    if (json) {
+        std::printf("%s\n", msgpack_to_json(reinterpret_cast<const std::uint8_t*>(result.raw.data()), result.raw.size()).c_str());
+        return exit_ok;
+    }
+    std::fputs(render_list(result).c_str(), stdout);
+    return exit_ok;
+}
+
+}  // namespace gecko::tools

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// gecko nodes: the nodes registered with the key's core.
+#include <cstdio>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "format.hpp"
+#include "query.hpp"
+
+namespace gecko::tools {
+
+int run_nodes(const Args& args) {
+    Connection connection;
+    Parser parser("nodes", "[options]",
+                  "Lists the nodes registered with the key's geckocore: name, host, pid, how long ago the\n"
+                  "core last heard from each (nodes silent for a lease, 3 s by default, are dropped), and\n"
+                  "the topics each publishes and subscribes to.");
+    parser.connection(connection);
+    if (!parser.parse(args)) return exit_ok;
+
+    const auto r = query(connection);
+    Table table({"NODE", "HOST", "PID", "LAST HEARD", "PUBLISHES", "SUBSCRIBES", "SERVICES"});
+    for (const auto& n : r.nodes) {
+        std::string pubs, subs, services;
+        auto mine = [&](const detail::Peer& p) { return p.node == n.node && p.host == n.host && p.pid == n.pid; };
+        auto add = [](std::string& list, const std::string& item) { list += (list.empty() ? "" : ", ") + item; };
+        for (const auto& t : r.topics) {
+            for (const auto& e : t.producers)
+                if (mine(e.peer)) add(t.service ? services : pubs, t.service ? t.name + " (server)" : t.name);
+            for (const auto& e : t.consumers)
+                if (mine(e.peer)) add(t.service ? services : subs, t.service ? t.name + " (client)" : t.name);
+        }
+        table.add({n.node, n.host, std::to_string(n.pid), format_age_ms(n.silent_ms) + " ago", pubs.empty() ? "-" : pubs,
+                   subs.empty() ? "-" : subs, services.empty() ? "-" : services});
+    }
+    std::printf("key '%s': %zu node%s (core %s)\n\n", r.key.c_str(), r.nodes.size(), r.nodes.size() == 1 ? "" : "s",
+                r.core_endpoint.c_str());
+    if (table.rows() > 0) std::fputs(table.render().c_str(), stdout);
+    return exit_ok;
+}
+
+}  // namespace gecko::tools

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file commands.hpp
+/// The `gecko` subcommands. Each takes the arguments after its name and
+/// returns the exit code (0 ok, 1 failure, 2 usage error); it may throw
+/// UsageError (exit 2) or gecko::Error (exit 1), which main() prints.
+
+#include <string>
+#include <vector>
+
+#include "discovery/core_query.hpp"
+
+namespace gecko::tools {
+
+using Args = std::vector<std::string>;
+
+int run_list(const Args& args);
+int run_info(const Args& args);
+int run_echo(const Args& args);
+int run_hz(const Args& args);
+int run_bw(const Args& args);
+int run_pub(const Args& args);
+int run_nodes(const Args& args);
+int run_top(const Args& args);
+int run_doctor(const Args& args);
+
+/// The tables `gecko list` prints (topics, services, conflicts), shared with `gecko top`.
+std::string render_list(const detail::QueryResult& result);
+
+}  // namespace gecko::tools
