@@ -1,0 +1,258 @@
+#include "common.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <set>
+#include <thread>
+
+namespace bench {
+
+std::int64_t mono_ns() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+const char* to_string(Impl impl) {
+    switch (impl) {
+        case Impl::raw: return "raw";
+        case Impl::gecko: return "gecko";
+        case Impl::gecko_raw: return "gecko-raw-layer";
+    }
+    return "?";
+}
+const char* to_string(Transport t) { return t == Transport::ipc ? "ipc" : "tcp"; }
+
+std::string make_endpoint(Transport t, const std::string& what) {
+    static int counter = 0;
+    if (t == Transport::ipc) {
+        return "ipc:///tmp/gecko-bench-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + what;
+    }
+    // Ask the kernel for a free port, then give it back: ZeroMQ binds it next.
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw Stall(std::string("socket(): ") + std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ::close(fd);
+        throw Stall(std::string("cannot find a free tcp port: ") + std::strerror(errno));
+    }
+    ::close(fd);
+    return "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+}
+
+void remove_endpoint(const std::string& endpoint) noexcept {
+    const std::string prefix = "ipc://";
+    if (endpoint.compare(0, prefix.size(), prefix) == 0) ::unlink(endpoint.c_str() + prefix.size());
+}
+
+// ---- child processes ----
+
+namespace {
+std::set<pid_t>& live_children() {
+    static std::set<pid_t> pids;
+    return pids;
+}
+}  // namespace
+
+void kill_children() noexcept {
+    for (pid_t pid : live_children()) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+    live_children().clear();
+}
+
+Child::Child(const std::function<int(Child&)>& body) {
+    int down[2];  // parent -> child
+    int up[2];    // child -> parent
+    if (::pipe(down) != 0 || ::pipe(up) != 0) throw Stall(std::string("pipe(): ") + std::strerror(errno));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_ = ::fork();
+    if (pid_ < 0) throw Stall(std::string("fork(): ") + std::strerror(errno));
+    if (pid_ == 0) {
+        ::close(down[1]);
+        ::close(up[0]);
+        read_fd_ = down[0];
+        write_fd_ = up[1];
+        live_children().clear();  // not ours to kill
+        // Never outlive a parent that died: the pipe to it closes, and as a
+        // last resort an alarm ends a child that hangs.
+        ::alarm(120);
+        int code = 2;
+        try {
+            code = body(*this);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "gecko_bench (child): %s\n", e.what());
+            code = 2;
+        }
+        std::fflush(stdout);
+        std::fflush(stderr);
+        ::_exit(code);
+    }
+    ::close(down[0]);
+    ::close(up[1]);
+    read_fd_ = up[0];
+    write_fd_ = down[1];
+    live_children().insert(pid_);
+}
+
+Child::~Child() {
+    if (read_fd_ >= 0) ::close(read_fd_);
+    if (write_fd_ >= 0) ::close(write_fd_);
+    if (pid_ > 0 && live_children().count(pid_)) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        live_children().erase(pid_);
+    }
+}
+
+void Child::send(const PipeMsg& m) {
+    const ssize_t n = ::write(write_fd_, &m, sizeof m);
+    if (n != static_cast<ssize_t>(sizeof m)) {
+        throw Stall(is_child() ? "parent process went away" : "child process went away");
+    }
+}
+
+bool Child::receive(PipeMsg& m, milliseconds timeout) {
+    pollfd p{read_fd_, POLLIN, 0};
+    int rc;
+    do {
+        rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0) return false;
+    ssize_t n;
+    do {
+        n = ::read(read_fd_, &m, sizeof m);
+    } while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(sizeof m)) {
+        throw Stall(is_child() ? "parent process went away" : "child process exited early");
+    }
+    return true;
+}
+
+void Child::join(milliseconds timeout, const std::string& what) {
+    const auto deadline = Clock::now() + timeout;
+    int status = 0;
+    for (;;) {
+        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) break;
+        if (r < 0) throw Stall(what + ": waitpid failed");
+        if (Clock::now() > deadline) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+            live_children().erase(pid_);
+            throw Stall(what + ": child did not exit within " + std::to_string(timeout.count()) + " ms (killed)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    live_children().erase(pid_);
+    if (WIFSIGNALED(status)) throw Stall(what + ": child killed by signal " + std::to_string(WTERMSIG(status)));
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        throw Stall(what + ": child exited with status " + std::to_string(WEXITSTATUS(status)));
+    }
+}
+
+// ---- statistics ----
+
+double percentile(std::vector<double>& v, double p) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    const double rank = std::ceil(p / 100.0 * static_cast<double>(v.size()));
+    const std::size_t i = rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1;
+    return v[std::min(i, v.size() - 1)];
+}
+
+// ---- tables ----
+
+std::string fmt(double v, int decimals) {
+    if (std::isnan(v)) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string fmt_size(std::size_t bytes) {
+    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + " B";
+}
+
+std::string fmt_count(double v) {
+    if (v >= 1e6) return fmt(v / 1e6, 2) + " M";
+    if (v >= 1e3) return fmt(v / 1e3, 1) + " k";
+    return fmt(v, 0);
+}
+
+void Table::print(bool markdown) const {
+    if (rows.empty()) {
+        std::cout << (markdown ? "### " : "== ") << title << (markdown ? "\n\n" : " ==\n")
+                  << "(no rows: --size matches none of this section's payload sizes)\n\n";
+        return;
+    }
+    const std::size_t n = header.size();
+    auto aligned_right = [&](std::size_t i) { return i < right.size() && right[i]; };
+    if (markdown) {
+        std::cout << "### " << title << "\n\n|";
+        for (const auto& h : header) std::cout << ' ' << h << " |";
+        std::cout << "\n|";
+        for (std::size_t i = 0; i < n; ++i) std::cout << (aligned_right(i) ? " ---: |" : " --- |");
+        std::cout << '\n';
+        for (const auto& row : rows) {
+            std::cout << '|';
+            for (const auto& cell : row) std::cout << ' ' << cell << " |";
+            std::cout << '\n';
+        }
+        std::cout << '\n';
+        for (const auto& note : notes) std::cout << note << "\n\n";
+        std::cout << std::flush;
+        return;
+    }
+    std::vector<std::size_t> width(n, 0);
+    auto display_width = [](const std::string& s) {
+        std::size_t w = 0;
+        for (unsigned char c : s) w += (c & 0xC0) != 0x80;  // count UTF-8 code points
+        return w;
+    };
+    for (std::size_t i = 0; i < n; ++i) width[i] = display_width(header[i]);
+    for (const auto& row : rows) {
+        for (std::size_t i = 0; i < n && i < row.size(); ++i) width[i] = std::max(width[i], display_width(row[i]));
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::string cell = i < cells.size() ? cells[i] : "";
+            const std::string pad(width[i] - display_width(cell), ' ');
+            std::cout << (i ? "  " : "") << (aligned_right(i) ? pad + cell : cell + pad);
+        }
+        std::cout << '\n';
+    };
+    std::cout << "== " << title << " ==\n";
+    line(header);
+    std::size_t total = 0;
+    for (auto w : width) total += w + 2;
+    std::cout << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+    for (const auto& row : rows) line(row);
+    for (const auto& note : notes) std::cout << "  " << note << '\n';
+    std::cout << std::endl;
+}
+
+}  // namespace bench

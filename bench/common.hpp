@@ -1,0 +1,140 @@
+#pragma once
+// Shared pieces of gecko_bench: options, failure handling, child processes,
+// endpoints, statistics and table output.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// Monotonic time in ns. CLOCK_MONOTONIC is system-wide on Linux, so values
+/// from two processes on one host can be compared.
+std::int64_t mono_ns() noexcept;
+
+struct Options {
+    bool quick = false;
+    bool markdown = false;
+    bool latency = true;
+    bool throughput = true;
+    bool codec = true;
+    int reps = 3;             ///< repetitions per row in rotating order (samples are pooled)
+    bool ipc = true;
+    bool tcp = true;
+    std::size_t only_size = 0;  ///< nonzero: latency/throughput rows of this payload size only
+};
+
+/// A side stopped answering, or the machinery failed: the run cannot go on.
+struct Stall : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// raw: ZeroMQ PUB/SUB; gecko: Publisher<Bytes>/Subscriber<Bytes>; gecko_raw: Gecko's untyped
+/// layer (RawPublisher/RawSubscriber, payload read in place: no decode copy), a diagnostic.
+enum class Impl { raw, gecko, gecko_raw };
+enum class Transport { ipc, tcp };
+const char* to_string(Impl impl);
+const char* to_string(Transport t);
+
+/// A fresh endpoint for one socket: ipc:///tmp/gecko-bench-<pid>-<n>-<what>
+/// or tcp://127.0.0.1:<free port>.
+std::string make_endpoint(Transport t, const std::string& what);
+/// Removes the socket file of an ipc:// endpoint (ZeroMQ may leave it behind).
+void remove_endpoint(const std::string& endpoint) noexcept;
+/// Removes ipc endpoints' socket files when leaving scope (also on failure).
+struct EndpointCleanup {
+    std::vector<std::string> endpoints;
+    EndpointCleanup() = default;
+    explicit EndpointCleanup(std::vector<std::string> e) : endpoints(std::move(e)) {}
+    EndpointCleanup(const EndpointCleanup&) = delete;
+    EndpointCleanup& operator=(const EndpointCleanup&) = delete;
+    ~EndpointCleanup() {
+        for (const auto& e : endpoints) remove_endpoint(e);
+    }
+};
+
+// ---- child processes ----
+
+/// Fixed-size record sent over the pipes between the parent and its child.
+struct PipeMsg {
+    std::uint32_t kind = 0;  ///< one of the k* constants below
+    std::uint32_t code = 0;
+    std::uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
+};
+inline constexpr std::uint32_t kReady = 1;    ///< child is set up
+inline constexpr std::uint32_t kProbe = 2;    ///< child saw a probe message
+inline constexpr std::uint32_t kDone = 3;     ///< parent finished sending (a = count sent)
+inline constexpr std::uint32_t kResult = 4;   ///< child's result
+inline constexpr std::uint32_t kError = 5;    ///< child failed (text follows on stderr)
+
+class Child {
+public:
+    /// Forks; the child runs `body(*this)` and exits with its return value
+    /// (2 if it throws). The parent must hold no live ZeroMQ context.
+    explicit Child(const std::function<int(Child&)>& body);
+    ~Child();  ///< kills the child if it is still running
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+
+    /// Either side: sends one record. Throws Stall on failure.
+    void send(const PipeMsg& m);
+    /// Either side: waits up to `timeout` for one record; false on timeout.
+    /// Throws Stall if the other side closed the pipe.
+    bool receive(PipeMsg& m, milliseconds timeout);
+    /// Parent: waits for the child to exit (killing it after `timeout`); throws
+    /// Stall if it failed or had to be killed.
+    void join(milliseconds timeout, const std::string& what);
+
+    bool is_child() const noexcept { return pid_ == 0; }
+
+private:
+    pid_t pid_ = -1;
+    int read_fd_ = -1;
+    int write_fd_ = -1;
+};
+
+/// Kills every child still alive (used on the way out after a failure).
+void kill_children() noexcept;
+
+// ---- statistics ----
+
+/// The p-th percentile (0..100) of `v` (sorted in place), nearest-rank.
+double percentile(std::vector<double>& v, double p);
+
+// ---- tables ----
+
+struct Table {
+    std::string title;
+    std::vector<std::string> header;
+    std::vector<bool> right;  ///< right-align a column
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> notes;
+    void print(bool markdown) const;
+};
+
+std::string fmt(double v, int decimals);
+std::string fmt_size(std::size_t bytes);   ///< "64 B", "16 KiB", "4 MiB"
+std::string fmt_count(double v);           ///< "1.23 M", "456 k"
+
+/// Keeps the optimiser from dropping a computation.
+template <class T>
+inline void do_not_optimize(T const& value) {
+    asm volatile("" : : "r,m"(value) : "memory");
+}
+inline void clobber() { asm volatile("" : : : "memory"); }
+
+void run_latency(const Options& options);
+void run_throughput(const Options& options);
+void run_codec(const Options& options);
+
+}  // namespace bench

@@ -1,0 +1,248 @@
+#include "sides.hpp"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include <gecko/gecko.hpp>
+#include <gecko/msgs/std.hpp>
+
+namespace bench {
+namespace {
+
+std::uint64_t read_tag(const void* data, std::size_t size) {
+    std::uint64_t tag = 0;
+    if (size >= sizeof tag) std::memcpy(&tag, data, sizeof tag);
+    return tag;
+}
+
+class RawSide final : public Side {
+public:
+    explicit RawSide(const SideOptions& o) : context_(1) {
+        if (!o.pub_endpoint.empty()) {
+            pub_ = zmq::socket_t(context_, zmq::socket_type::pub);
+            pub_.set(zmq::sockopt::linger, 0);
+            pub_.set(zmq::sockopt::sndhwm, o.send_hwm);
+            pub_.bind(o.pub_endpoint);
+        }
+        if (!o.sub_endpoint.empty()) {
+            sub_ = zmq::socket_t(context_, zmq::socket_type::sub);
+            sub_.set(zmq::sockopt::linger, 0);
+            sub_.set(zmq::sockopt::rcvhwm, o.recv_hwm);
+            sub_.set(zmq::sockopt::subscribe, "");
+            sub_.connect(o.sub_endpoint);
+        }
+    }
+
+    bool wait_subscribers(std::size_t, milliseconds) override { return true; }
+
+    void send(std::uint64_t tag, std::size_t size) override {
+        if (buffer_.size() < size) buffer_.resize(size, 0xA5);
+        std::memcpy(buffer_.data(), &tag, sizeof tag);
+        zmq::message_t message(buffer_.data(), size);  // the copy zmq_send would make
+        (void)pub_.send(message, zmq::send_flags::dontwait);
+    }
+
+    bool receive(milliseconds timeout) override {
+        if (timeout.count() != timeout_ms_) {
+            timeout_ms_ = static_cast<int>(timeout.count());
+            sub_.set(zmq::sockopt::rcvtimeo, timeout_ms_);
+        }
+        return sub_.recv(in_).has_value();
+    }
+
+    std::uint64_t tag() const override { return read_tag(in_.data(), in_.size()); }
+    std::size_t size() const override { return in_.size(); }
+
+    void echo() override {
+        zmq::message_t message(in_.data(), in_.size());
+        (void)pub_.send(message, zmq::send_flags::dontwait);
+    }
+
+private:
+    zmq::context_t context_;
+    zmq::socket_t pub_;
+    zmq::socket_t sub_;
+    zmq::message_t in_;
+    std::vector<std::uint8_t> buffer_;
+    int timeout_ms_ = -2;
+};
+
+gecko::NodeOptions node_options(const std::string& name) {
+    gecko::NodeOptions o;
+    o.key = "gecko-bench";
+    o.name = name;
+    o.discovery = false;
+    return o;
+}
+
+class GeckoSide final : public Side {
+public:
+    explicit GeckoSide(const SideOptions& o) : node_(node_options(o.name)) {
+        if (!o.pub_endpoint.empty()) {
+            gecko::PublisherOptions po;
+            po.endpoints = {o.pub_endpoint};
+            po.send_queue = o.send_hwm;
+            pub_ = node_.publisher<gecko::msgs::Bytes>(topic_for(o.pub_endpoint), po);
+        }
+        if (!o.sub_endpoint.empty()) {
+            gecko::SubscriberOptions so;
+            so.endpoints = {o.sub_endpoint};
+            so.depth = o.depth;
+            sub_ = node_.subscriber<gecko::msgs::Bytes>(topic_for(o.sub_endpoint), so);
+        }
+    }
+
+    bool wait_subscribers(std::size_t count, milliseconds timeout) override {
+        return pub_.wait_for_subscribers(count, timeout);
+    }
+
+    void send(std::uint64_t tag, std::size_t size) override {
+        gecko::msgs::Bytes& message = outgoing(size);
+        std::memcpy(message.data.data(), &tag, sizeof tag);
+        pub_.publish(message);
+    }
+
+    bool receive(milliseconds timeout) override { return sub_.receive(in_, timeout); }
+
+    std::uint64_t tag() const override { return read_tag(in_.data.data(), in_.data.size()); }
+    std::size_t size() const override { return in_.data.size(); }
+    void echo() override { pub_.publish(in_); }
+    std::uint64_t drops() const override { return sub_.stats().drops; }
+    std::uint64_t overwritten() const override { return sub_.stats().overwritten; }
+
+private:
+    // Topic names do not matter without discovery; one per endpoint keeps them apart.
+    static std::string topic_for(const std::string& endpoint) { return "bench/" + endpoint.substr(endpoint.rfind('/') + 1); }
+
+    gecko::msgs::Bytes& outgoing(std::size_t size) {
+        for (auto& [s, m] : outgoing_) {
+            if (s == size) return m;
+        }
+        gecko::msgs::Bytes m;
+        m.data.assign(size, 0xA5);
+        outgoing_.emplace_back(size, std::move(m));
+        return outgoing_.back().second;
+    }
+
+    gecko::Node node_;
+    gecko::Publisher<gecko::msgs::Bytes> pub_;
+    gecko::Subscriber<gecko::msgs::Bytes> sub_;
+    gecko::msgs::Bytes in_;
+    std::vector<std::pair<std::size_t, gecko::msgs::Bytes>> outgoing_;
+};
+
+class GeckoRawSide final : public Side {
+public:
+    explicit GeckoRawSide(const SideOptions& o) : node_(node_options(o.name)) {
+        const std::string type = gecko::msgs::Bytes::type_name;
+        if (!o.pub_endpoint.empty()) {
+            gecko::PublisherOptions po;
+            po.endpoints = {o.pub_endpoint};
+            po.send_queue = o.send_hwm;
+            pub_ = node_.raw_publisher(topic_for(o.pub_endpoint), type, po);
+        }
+        if (!o.sub_endpoint.empty()) {
+            gecko::SubscriberOptions so;
+            so.endpoints = {o.sub_endpoint};
+            so.depth = o.depth;
+            so.type_name = type;
+            sub_ = node_.raw_subscriber(topic_for(o.sub_endpoint), so);
+        }
+    }
+
+    bool wait_subscribers(std::size_t count, milliseconds timeout) override {
+        return pub_.wait_for_subscribers(count, timeout);
+    }
+
+    void send(std::uint64_t tag, std::size_t size) override {
+        Encoded& e = outgoing(size);
+        std::memcpy(e.bytes.data() + e.data_offset, &tag, sizeof tag);
+        pub_.publish(e.bytes.data(), e.bytes.size());
+    }
+
+    bool receive(milliseconds timeout) override { return receive_impl(timeout, false); }
+    bool receive_and_echo(milliseconds timeout) override { return receive_impl(timeout, true); }
+    void echo() override { throw Stall("gecko raw layer: echo() outside receive_and_echo()"); }
+    std::uint64_t tag() const override { return tag_; }
+    std::size_t size() const override { return size_; }
+    std::uint64_t drops() const override { return sub_.stats().drops; }
+    std::uint64_t overwritten() const override { return sub_.stats().overwritten; }
+
+private:
+    struct Encoded {
+        std::size_t size;
+        std::vector<std::uint8_t> bytes;
+        std::size_t data_offset;
+    };
+
+    static std::string topic_for(const std::string& endpoint) { return "bench/" + endpoint.substr(endpoint.rfind('/') + 1); }
+
+    // A msgpack Bytes is {"data": bin}: fixmap(1), fixstr "data", bin8/16/32 header, bytes.
+    static bool locate_data(const std::uint8_t* p, std::size_t n, std::size_t& offset, std::size_t& size) {
+        if (n < 8 || p[0] != 0x81 || p[1] != 0xa4 || std::memcmp(p + 2, "data", 4) != 0) return false;
+        std::size_t header = 0, length = 0;
+        switch (p[6]) {
+            case 0xc4: header = 2; length = p[7]; break;
+            case 0xc5: header = 3; length = n >= 9 ? (std::size_t{p[7]} << 8 | p[8]) : 0; break;
+            case 0xc6:
+                header = 5;
+                length = n >= 11 ? (std::size_t{p[7]} << 24 | std::size_t{p[8]} << 16 | std::size_t{p[9]} << 8 | p[10]) : 0;
+                break;
+            default: return false;
+        }
+        if (6 + header + length != n) return false;
+        offset = 6 + header;
+        size = length;
+        return true;
+    }
+
+    bool receive_impl(milliseconds timeout, bool echo) {
+        return sub_.receive(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout), [&](const gecko::RawView& v) {
+            std::size_t offset = 0, size = 0;
+            if (!locate_data(v.payload, v.size, offset, size)) throw Stall("gecko raw layer: not a Bytes payload");
+            tag_ = read_tag(v.payload + offset, size);
+            size_ = size;
+            if (echo) pub_.publish(v.payload, v.size);
+        });
+    }
+
+    Encoded& outgoing(std::size_t size) {
+        for (auto& e : outgoing_) {
+            if (e.size == size) return e;
+        }
+        gecko::msgs::Bytes m;
+        m.data.assign(size, 0xA5);
+        gecko::Buffer buffer;
+        gecko::codec::encode(buffer, m);
+        Encoded e{size, std::vector<std::uint8_t>(buffer.data(), buffer.data() + buffer.size()), 0};
+        std::size_t found = 0;
+        if (!locate_data(e.bytes.data(), e.bytes.size(), e.data_offset, found) || found != size) {
+            throw Stall("gecko raw layer: unexpected msgpack layout of Bytes");
+        }
+        outgoing_.push_back(std::move(e));
+        return outgoing_.back();
+    }
+
+    gecko::Node node_;
+    gecko::RawPublisher pub_;
+    gecko::RawSubscriber sub_;
+    std::uint64_t tag_ = 0;
+    std::size_t size_ = 0;
+    std::vector<Encoded> outgoing_;
+};
+
+}  // namespace
+
+std::unique_ptr<Side> make_side(Impl impl, const SideOptions& options) {
+    switch (impl) {
+        case Impl::raw: return std::make_unique<RawSide>(options);
+        case Impl::gecko: return std::make_unique<GeckoSide>(options);
+        case Impl::gecko_raw: return std::make_unique<GeckoRawSide>(options);
+    }
+    return nullptr;
+}
+
+}  // namespace bench

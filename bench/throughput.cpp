@@ -1,0 +1,238 @@
+// Throughput: one publisher process sends as fast as it can for a bounded
+// count and time; a subscriber process counts what arrives.
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "common.hpp"
+#include "sides.hpp"
+
+namespace bench {
+namespace {
+
+constexpr std::uint64_t kProbeTag = std::uint64_t{1} << 62;
+constexpr milliseconds kSetupTimeout{10000};
+constexpr int kSendHwm = 1000;    // raw ZMQ_SNDHWM = gecko PublisherOptions.send_queue (its default)
+constexpr int kRecvHwm = 10000;   // raw ZMQ_RCVHWM = what gecko's subscriber socket uses
+constexpr std::size_t kDepth = 1000;  // gecko SubscriberOptions.depth
+
+struct Case {
+    std::size_t size;
+    std::uint64_t max_count;
+    std::uint64_t quick_count;
+};
+
+// Counts bound memory too: at worst everything sent sits in the receiver's queue.
+const Case kCases[] = {{64, 2000000, 200000}, {1024 * 1024, 1000, 200}};
+
+struct Result {
+    std::uint64_t sent = 0;
+    std::int64_t send_ns = 0;      ///< first send to last send
+    std::uint64_t received = 0;
+    std::int64_t receive_ns = 0;   ///< first send to last receive
+    std::uint64_t drops = 0;       ///< gecko: sequence gaps
+    std::uint64_t overwritten = 0; ///< gecko: pushed out of the ring unread
+    std::uint64_t sub_cpu_us = 0;  ///< CPU time of the subscriber's receiving thread
+    std::uint64_t sub_cpu_msgs = 0;///< messages sub_cpu_us covers
+    std::uint64_t pub_cpu_us = 0;  ///< CPU time of the publisher's sending thread during the send loop
+};
+
+std::uint64_t thread_cpu_us() {
+    rusage usage{};
+    ::getrusage(RUSAGE_THREAD, &usage);
+    return static_cast<std::uint64_t>((usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000 +
+                                      usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+int subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& self) {
+    SideOptions o;
+    o.sub_endpoint = endpoint;
+    o.recv_hwm = kRecvHwm;
+    o.depth = kDepth;
+    o.name = "bench-sink";
+    auto side = make_side(impl, o);
+    self.send(PipeMsg{kReady});
+    const auto hard_deadline = Clock::now() + std::chrono::seconds(30);
+    bool probed = false, done = false;
+    std::uint64_t sent = 0, received = 0;
+    std::int64_t last = 0;
+    std::uint64_t cpu_first = 0, cpu_last = 0;
+    auto check_done = [&] {
+        PipeMsg m;
+        if (!done && self.receive(m, milliseconds(0)) && m.kind == kDone) {
+            done = true;
+            sent = m.a;
+        }
+    };
+    for (;;) {
+        if (side->receive(milliseconds(100))) {
+            if (side->size() == size) {
+                ++received;
+                last = mono_ns();
+                if (received == 1) cpu_first = thread_cpu_us();
+                if ((received & 4095) == 0) check_done();
+                if (done && received >= sent) break;
+            } else if (!probed) {
+                self.send(PipeMsg{kProbe});
+                probed = true;
+            }
+        } else {
+            if (done) break;  // sender finished and nothing more for 100 ms
+            check_done();
+        }
+        if (Clock::now() > hard_deadline) throw Stall("subscriber: still receiving after 30 s");
+    }
+    cpu_last = thread_cpu_us();  // the idle wait at the end costs next to nothing
+    PipeMsg r{kResult};
+    r.code = static_cast<std::uint32_t>(std::min<std::uint64_t>(cpu_last - cpu_first, 0xFFFFFFFF));
+    r.e = received > 1 ? received - 1 : 0;  // messages the CPU time covers
+    r.a = received;
+    r.b = static_cast<std::uint64_t>(last);
+    r.c = side->drops();
+    r.d = side->overwritten();
+    self.send(r);
+    return 0;
+}
+
+Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_count, milliseconds duration) {
+    const std::string what = std::string("throughput ") + to_string(impl) + " " + to_string(t) + " " + fmt_size(size);
+    const std::string endpoint = make_endpoint(t, "data");
+    const EndpointCleanup cleanup({endpoint});
+    Child child([&](Child& self) { return subscriber(impl, endpoint, size, self); });
+    Result result;
+    {
+        PipeMsg m;
+        if (!child.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall(what + ": subscriber did not start");
+        SideOptions o;
+        o.pub_endpoint = endpoint;
+        o.send_hwm = kSendHwm;
+        o.name = "bench-source";
+        auto side = make_side(impl, o);
+        if (!side->wait_subscribers(1, kSetupTimeout)) throw Stall(what + ": the subscriber never subscribed");
+        const auto setup_deadline = Clock::now() + kSetupTimeout;
+        for (std::uint64_t k = 0;; ++k) {
+            if (Clock::now() > setup_deadline) throw Stall(what + ": subscriber saw no probe within 10 s");
+            side->send(kProbeTag | k, 8);
+            if (child.receive(m, milliseconds(10))) {
+                if (m.kind != kProbe) throw Stall(what + ": unexpected message from the subscriber");
+                break;
+            }
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+        const std::uint64_t cpu0 = thread_cpu_us();
+        const std::int64_t t0 = mono_ns();
+        const std::int64_t limit = t0 + std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count();
+        std::uint64_t n = 0;
+        std::int64_t t1 = t0;
+        while (n < max_count) {
+            side->send(++n, size);
+            if ((n & 15) == 0 || size > 4096) {
+                t1 = mono_ns();
+                if (t1 > limit) break;
+            }
+        }
+        t1 = mono_ns();
+        result.pub_cpu_us = thread_cpu_us() - cpu0;
+        PipeMsg done{kDone};
+        done.a = n;
+        child.send(done);
+        if (!child.receive(m, milliseconds(40000)) || m.kind != kResult) {
+            throw Stall(what + ": subscriber sent no result");
+        }
+        result.sent = n;
+        result.send_ns = t1 - t0;
+        result.received = m.a;
+        result.receive_ns = static_cast<std::int64_t>(m.b) - t0;
+        result.drops = m.c;
+        result.overwritten = m.d;
+        result.sub_cpu_us = m.code;
+        result.sub_cpu_msgs = m.e;
+    }
+    child.join(milliseconds(10000), what);
+    return result;
+}
+
+}  // namespace
+
+void run_throughput(const Options& options) {
+    Table table;
+    table.title = "Throughput, one publisher process → one subscriber process";
+    table.header = {"transport", "payload", "gecko recv/s", "raw recv/s", "ratio", "gecko MB/s", "raw MB/s",
+                    "gecko sent/s", "raw sent/s", "gecko lost", "raw lost", "sub CPU µs/msg gecko / raw",
+                    "pub CPU µs/msg gecko / raw", "target ≥0.80×"};
+    table.right = {false, true, true, true, true, true, true, true, true, true, true, true, true, false};
+    int misses = 0;
+    for (Transport t : {Transport::ipc, Transport::tcp}) {
+        if ((t == Transport::ipc && !options.ipc) || (t == Transport::tcp && !options.tcp)) continue;
+        for (const Case& c : kCases) {
+            if (options.only_size && c.size != options.only_size) continue;
+            const std::uint64_t count = options.quick ? c.quick_count : c.max_count;
+            const milliseconds duration(options.quick ? 300 : 2000);
+            Result sum[2];  // [raw, gecko], summed over repetitions
+            for (int rep = 0; rep < options.reps; ++rep) {
+                const Impl order[2] = {rep % 2 == 0 ? Impl::raw : Impl::gecko, rep % 2 == 0 ? Impl::gecko : Impl::raw};
+                for (Impl impl : order) {
+                    const Result r = run_once(impl, t, c.size, count, duration);
+                    if (r.received == 0) {
+                        throw Stall(std::string("throughput ") + to_string(impl) + " " + to_string(t) + " " +
+                                    fmt_size(c.size) + ": nothing received");
+                    }
+                    Result& s = sum[impl == Impl::gecko];
+                    s.sent += r.sent;
+                    s.send_ns += r.send_ns;
+                    s.received += r.received;
+                    s.receive_ns += r.receive_ns;
+                    s.drops += r.drops;
+                    s.overwritten += r.overwritten;
+                    s.sub_cpu_us += r.sub_cpu_us;
+                    s.sub_cpu_msgs += r.sub_cpu_msgs;
+                    s.pub_cpu_us += r.pub_cpu_us;
+                }
+            }
+            auto per_msg = [](std::uint64_t us, std::uint64_t n) {
+                if (n == 0) return std::string("-");
+                const double v = static_cast<double>(us) / static_cast<double>(n);
+                return fmt(v, v < 10 ? 2 : (v < 100 ? 1 : 0));
+            };
+            auto rate = [](std::uint64_t n, std::int64_t ns) { return ns > 0 ? n * 1e9 / static_cast<double>(ns) : 0.0; };
+            const double g = rate(sum[1].received, sum[1].receive_ns), r = rate(sum[0].received, sum[0].receive_ns);
+            const double ratio = g / r;
+            const bool ok = std::round(ratio * 100) >= 80;  // judged on the figure as printed
+            misses += !ok;
+            auto lost = [](const Result& s) {
+                return fmt(100.0 * static_cast<double>(s.sent - s.received) / static_cast<double>(s.sent), 1) + " %";
+            };
+            std::string gecko_lost = lost(sum[1]);
+            if (sum[1].drops || sum[1].overwritten) {
+                gecko_lost += " (gaps " + fmt_count(static_cast<double>(sum[1].drops)) + ", overwr. " +
+                              fmt_count(static_cast<double>(sum[1].overwritten)) + ")";
+            }
+            table.rows.push_back({to_string(t), fmt_size(c.size), fmt_count(g), fmt_count(r), fmt(ratio, 2) + "×",
+                                  fmt(g * static_cast<double>(c.size) / 1e6, 1),
+                                  fmt(r * static_cast<double>(c.size) / 1e6, 1),
+                                  fmt_count(rate(sum[1].sent, sum[1].send_ns)),
+                                  fmt_count(rate(sum[0].sent, sum[0].send_ns)), gecko_lost, lost(sum[0]),
+                                  per_msg(sum[1].sub_cpu_us, sum[1].sub_cpu_msgs) + " / " +
+                                      per_msg(sum[0].sub_cpu_us, sum[0].sub_cpu_msgs),
+                                  per_msg(sum[1].pub_cpu_us, sum[1].sent) + " / " + per_msg(sum[0].pub_cpu_us, sum[0].sent),
+                                  ok ? "ok" : "MISS"});
+            if (!options.markdown) {
+                std::fprintf(stderr, "  throughput %s %s: gecko %s/s, raw %s/s (%.2f×)\n", to_string(t),
+                             fmt_size(c.size).c_str(), fmt_count(g).c_str(), fmt_count(r).c_str(), ratio);
+            }
+        }
+    }
+    table.notes.push_back(
+        "recv/s = messages received ÷ (last receive − first send); sent/s = the publisher's own rate; lost = (sent − "
+        "received) ÷ sent (both drop at the high-water marks when the publisher outruns the subscriber). HWMs: "
+        "send " + std::to_string(kSendHwm) + " (raw SNDHWM = gecko send_queue), receive " + std::to_string(kRecvHwm) +
+        " (raw RCVHWM = gecko's fixed SUB RCVHWM), gecko depth " + std::to_string(kDepth) + ". " +
+        std::to_string(misses) + " row(s) miss the target.");
+    table.print(options.markdown);
+}
+
+}  // namespace bench
