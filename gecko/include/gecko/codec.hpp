@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include <msgpack.hpp>
 
@@ -22,6 +23,14 @@ constexpr std::string_view type_name_of() noexcept {
 }
 
 namespace codec {
+
+/// True for GECKO_MSG_FIELDS types: their decode gives every field missing
+/// from the data its default, so decoding over an old value is safe (and
+/// keeps the old value's vector and string capacity).
+template <class T, class = void>
+struct decodes_in_place : std::false_type {};
+template <class T>
+struct decodes_in_place<T, std::void_t<decltype(T::gecko_field_names)>> : std::true_type {};
 
 /// Appends the msgpack encoding of `message` to `out`.
 template <class T>

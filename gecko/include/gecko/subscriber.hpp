@@ -35,13 +35,19 @@ public:
         return message;
     }
 
-    /// As above, decoding into `out` (reuses its storage). Returns false on timeout.
+    /// As above, decoding into `out` (reuses its storage). Returns false on
+    /// timeout; then `out` may hold a message that failed to decode (counted
+    /// in stats().decode_errors), so read it only after `true`.
     template <class Rep, class Period>
     bool receive(T& out, std::chrono::duration<Rep, Period> timeout, MessageInfo* info = nullptr) {
         return raw_.receive(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout), [&](const RawView& view) {
-            T decoded{};  // fresh, so fields a publisher omits take their defaults
-            codec::decode(view.payload, view.size, decoded);
-            out = std::move(decoded);
+            if constexpr (codec::decodes_in_place<T>::value) {
+                codec::decode(view.payload, view.size, out);
+            } else {
+                T decoded{};  // fresh, so fields a publisher omits take their defaults
+                codec::decode(view.payload, view.size, decoded);
+                out = std::move(decoded);
+            }
             if (info) *info = view.info;
         });
     }

@@ -43,7 +43,11 @@ public:
         if (buffer.size() < room) throw Error(Errc::invalid_argument, "publish_frame: buffer has no header room");
         const std::size_t payload = buffer.size() - room;
         std::lock_guard<std::mutex> lock(mutex_);
-        take_announcements(std::chrono::milliseconds(0));
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= next_announcements_) {
+            take_announcements(std::chrono::milliseconds(0));
+            next_announcements_ = now + std::chrono::milliseconds(20);
+        }
         header_.sequence = ++sequence_;
         header_.send_time_ns = now_ns();
         header_.payload_size = static_cast<std::uint32_t>(payload);
@@ -144,6 +148,7 @@ private:
     std::unique_ptr<OutLink> link_;
     FrameHeader header_;
     std::uint64_t sequence_ = 0;
+    std::chrono::steady_clock::time_point next_announcements_{};
     std::vector<std::uint8_t> compressed_;
     PublisherStats stats_;
     std::set<std::uint64_t> subscribers_;

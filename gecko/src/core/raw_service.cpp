@@ -78,6 +78,11 @@ public:
         reply_header_.sender_id = id_;
     }
 
+    ~ServerCore() override {
+        socket_.close();
+        remove_ipc_files(bound_);
+    }
+
     void start() {
         node_->advertise(Role::server, id_, name_, request_type_ + "->" + reply_type_, bound_);
         node_->executor().add(shared_from_this());

@@ -65,11 +65,7 @@ public:
             }
             const auto left = deadline - std::chrono::steady_clock::now();
             if (left <= std::chrono::nanoseconds(0)) return false;
-            // Round up: zmq_poll counts whole milliseconds.
-            const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(left + std::chrono::microseconds(999));
-            const auto handle = link_->poll_handle();
-            zmq::pollitem_t items[] = {{handle.socket, handle.fd, ZMQ_POLLIN, 0}, {nullptr, pending_.fd(), ZMQ_POLLIN, 0}};
-            poll_interruptible(items, 2, wait);
+            wait_for_frame(left);
         }
     }
 
@@ -136,6 +132,29 @@ private:
         for (const auto& [add, e] : ops) connect(e, add);
     }
 
+    // Waits up to `left` for a frame (the ring is empty); true if one was taken into the ring.
+    // With no publisher connected yet, polls the socket and the event fd, so a
+    // publisher found by discovery is connected at once. Once connected,
+    // blocks in the socket itself (one wake-up per message, no zmq_poll) in
+    // slices of at most 20 ms, after which queued connections are applied.
+    bool wait_for_frame(std::chrono::nanoseconds left) {
+        // Round up: ZeroMQ counts whole milliseconds.
+        const auto wait = std::max(std::chrono::milliseconds(0),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(left + std::chrono::microseconds(999)));
+        if (connected_count_ == 0) {
+            const auto handle = link_->poll_handle();
+            zmq::pollitem_t items[] = {{handle.socket, handle.fd, ZMQ_POLLIN, 0}, {nullptr, pending_.fd(), ZMQ_POLLIN, 0}};
+            poll_interruptible(items, 2, wait);
+            return false;  // the caller drains whatever arrived
+        }
+        Slot& slot = ring_[head_];
+        if (!link_->wait_receive(slot.frame, std::min(std::chrono::milliseconds(20), wait))) return false;
+        slot.receive_ns = now_ns();
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        if (accept(slot)) ++count_;
+        return true;
+    }
+
     void apply(bool add, const std::string& endpoint) {
         if (add) {
             link_->connect(endpoint);
@@ -148,6 +167,7 @@ private:
         } else {
             connected_.erase(endpoint);
         }
+        connected_count_ = connected_.size();
     }
 
     // Reads everything the transport holds into the keep-last-N ring.
@@ -241,7 +261,9 @@ private:
         }
         try {
             visit(RawView{info_, payload, size});
+            slot.frame.message.rebuild();  // give the bytes back now, not depth messages later
         } catch (const std::exception& e) {
+            slot.frame.message.rebuild();
             std::lock_guard<std::mutex> lock(stats_mutex_);
             ++stats_.decode_errors;
             warn_once(1000, "subscriber of '" + topic_ + "' could not decode a " + info_.type_name + ": " + e.what());
@@ -276,6 +298,7 @@ private:
     mutable std::mutex stats_mutex_;
     SubscriberStats stats_;
     std::set<std::string> connected_;
+    std::size_t connected_count_ = 0;  // connected_.size(), read under socket_mutex_ alone
     std::set<int> warned_;
     std::set<std::uint64_t> mismatch_warned_;
 

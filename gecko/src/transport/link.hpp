@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <unistd.h>
 #include <zmq.hpp>
 
 #include "gecko/buffer.hpp"
@@ -33,6 +34,15 @@ inline int poll_interruptible(zmq::pollitem_t* items, std::size_t count, std::ch
     } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) return 0;
         throw;
+    }
+}
+
+/// Removes the socket files of the ipc:// endpoints in `bound` (ZeroMQ leaves
+/// them behind when the process exits before its context is torn down).
+/// Call after closing the socket that bound them.
+inline void remove_ipc_files(const std::vector<std::string>& bound) {
+    for (const auto& e : bound) {
+        if (e.rfind("ipc://", 0) == 0 && e.size() > 6 && e[6] != '@') ::unlink(e.c_str() + 6);
     }
 }
 
@@ -69,6 +79,8 @@ public:
     virtual void disconnect(const std::string& endpoint) = 0;
     /// Takes the next frame if one is ready; never blocks.
     virtual bool try_receive(InFrame& frame) = 0;
+    /// Waits up to `timeout` for the next frame.
+    virtual bool wait_receive(InFrame& frame, std::chrono::milliseconds timeout) = 0;
     virtual PollHandle poll_handle() = 0;
 };
 

@@ -31,6 +31,11 @@ public:
         }
     }
 
+    ~ZmqOutLink() override {
+        socket_.close();
+        remove_ipc_files(bound_);
+    }
+
     std::vector<std::string> endpoints() const override { return bound_; }
 
     bool send(Buffer& frame) override {
@@ -97,8 +102,23 @@ public:
 
     PollHandle poll_handle() override { return PollHandle{socket_.handle(), -1}; }
 
+    bool wait_receive(InFrame& frame, std::chrono::milliseconds timeout) override {
+        const int ms = static_cast<int>(timeout.count());
+        if (ms != timeout_ms_) {
+            socket_.set(zmq::sockopt::rcvtimeo, ms);
+            timeout_ms_ = ms;
+        }
+        try {
+            return socket_.recv(frame.message).has_value();
+        } catch (const zmq::error_t& e) {
+            if (e.num() == EINTR) return false;
+            throw;
+        }
+    }
+
 private:
     zmq::socket_t socket_;
+    int timeout_ms_ = -1;
 };
 
 }  // namespace
