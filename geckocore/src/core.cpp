@@ -72,7 +72,7 @@ struct Core::Impl {
 
     struct Session {
         std::uint64_t id = 0;
-        std::string node, host, pidns;
+        std::string node, host, host_id, pidns;
         std::int32_t pid = 0;
         std::string route;  // ROUTER identity of its latest message
         bool req_envelope = false;
@@ -375,6 +375,7 @@ void Core::Impl::handle(const std::string& route, bool req_envelope, const wire:
         s.id = *sid;
         s.node = wire::get_str(root, "node").value_or("");
         s.host = wire::get_str(root, "host").value_or("");
+        s.host_id = wire::get_str(root, "hostid").value_or("");
         s.pid = static_cast<std::int32_t>(wire::get_i64(root, "pid").value_or(0));
         s.pidns = wire::get_str(root, "pidns").value_or("");
         s.local = s.host == host && !s.pidns.empty() && s.pidns == pidns && s.pid > 0;
@@ -468,10 +469,19 @@ Peer Core::Impl::peer_of(const Entity& e) const {
     if (const auto s = sessions.find(e.session); s != sessions.end()) {
         p.node = s->second.node;
         p.host = s->second.host;
+        p.host_id = s->second.host_id;
         p.pid = s->second.pid;
     }
     return p;
 }
+
+namespace {
+// A consumer that declares no type ("" or "*": a tool, a bridge) takes any.
+bool is_wildcard_type(const std::string& t) { return t.empty() || t == "*"; }
+bool types_match(const std::string& a, const std::string& b) {
+    return a == b || is_wildcard_type(a) || is_wildcard_type(b);
+}
+}  // namespace
 
 std::vector<std::uint64_t> Core::Impl::peers_of(const Entity& watcher) const {
     std::vector<std::uint64_t> out;
@@ -480,7 +490,7 @@ std::vector<std::uint64_t> Core::Impl::peers_of(const Entity& watcher) const {
     const auto want = wire::producer_kind(watcher.reg.kind);
     for (auto id : t->second) {
         const auto& e = entities.at(id);
-        if (e.reg.kind == want && e.reg.type_name == watcher.reg.type_name) out.push_back(id);
+        if (e.reg.kind == want && types_match(e.reg.type_name, watcher.reg.type_name)) out.push_back(id);
     }
     return out;
 }
@@ -509,7 +519,7 @@ void Core::Impl::push_to_watchers_of(const Entity& producer, bool gone) {
     if (gone) gone_ids.push_back(producer.reg.id);
     for (auto id : t->second) {
         const auto& e = entities.at(id);
-        if (!wire::is_producer(e.reg.kind) && e.reg.type_name == producer.reg.type_name && id != producer.reg.id)
+        if (!wire::is_producer(e.reg.kind) && types_match(e.reg.type_name, producer.reg.type_name) && id != producer.reg.id)
             push_peers(id, gone_ids);
     }
 }
@@ -543,7 +553,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     std::set<std::string> reported;
     for (auto other_id : ids) {
         const auto& other = entities.at(other_id);
-        if (other.reg.type_name == e.reg.type_name) continue;
+        if (types_match(other.reg.type_name, e.reg.type_name)) continue;
         const std::string what = key.service ? "service" : "topic";
         const std::string mine = "the " + std::string(wire::to_string(e.reg.kind)) + " of " + what + " '" + e.reg.topic +
                                  "' on node '" + s.node + "' declares " + e.reg.type_name;
@@ -673,7 +683,9 @@ void Core::Impl::write_list(wire::Writer& w) const {
             for (auto id : ids) {
                 const auto& e = entities.at(id);
                 (wire::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
-                if (std::find(types.begin(), types.end(), e.reg.type_name) == types.end()) types.push_back(e.reg.type_name);
+                if (!is_wildcard_type(e.reg.type_name) &&
+                    std::find(types.begin(), types.end(), e.reg.type_name) == types.end())
+                    types.push_back(e.reg.type_name);
             }
             const std::string type = !producers.empty() ? producers.front()->reg.type_name : consumers.front()->reg.type_name;
             if (types.size() > 1) conflicts.push_back({&k, types});

@@ -5,6 +5,7 @@
 
 #include "discovery/core_query.hpp"
 #include "discovery/discovery_client.hpp"
+#include "discovery/net.hpp"
 #include "geckocore/core.hpp"
 
 #include <catch2/catch.hpp>
@@ -111,6 +112,9 @@ TEST_CASE("an in-process core matches publishers and subscribers in any order", 
         CHECK(p.reg.id == 2);
         CHECK(p.node == "pub");
         CHECK(p.pid == ::getpid());
+        // Same boot and mount namespace: the subscriber may use the publisher's ipc endpoint.
+        CHECK(!p.host_id.empty());
+        CHECK(p.host_id == net::host_id());
         CHECK(p.reg.endpoints.at(0).find("0.0.0.0") == std::string::npos);  // rewritten before registration
         CHECK(core.wait_until_registered("imu", 2, 2s));
     }
@@ -150,6 +154,32 @@ TEST_CASE("a subscriber of another type gets an error naming both types, and so 
     CHECK(r.conflicts[0].topic == "imu");
     CHECK(r.conflicts[0].types.size() == 2);
     CHECK(core.counters().type_conflicts >= 1);
+}
+
+TEST_CASE("a subscriber that declares no type (a tool) gets every publisher and no conflict", "[discovery][core][types]") {
+    const auto key = gecko::test::test_key("wildcard");
+    gecko::core::Core core(core_options(key));
+    core.start();
+    Events ev;
+    DiscoveryClient pub(client_options(key, "imu_driver", core));
+    pub.add(reg(20, EntityKind::publisher, "imu", "gecko.msgs.Imu"));
+    REQUIRE(core.wait_until_registered("imu", 1, 3s));
+
+    DiscoveryClient tool(client_options(key, "gecko-echo", core));
+    tool.on_error(ev.error_sink());
+    tool.add(reg(21, EntityKind::subscriber, "imu", ""));
+    tool.watch(21, ev.watcher(21));
+    REQUIRE(ev.wait_peers(21, 1, 3s));
+    // The core sends a type error before the peers on the same ordered link: none came.
+    CHECK(ev.error_for(21).empty());
+
+    DiscoveryOptions q;
+    q.key = key;
+    q.multicast = false;
+    q.core = core.endpoint();
+    const auto r = query_core(q, 3s);
+    CHECK(r.conflicts.empty());
+    CHECK(core.counters().type_conflicts == 0);
 }
 
 TEST_CASE("clients are given the servers of their service, and stats reach the core", "[discovery][core][services]") {

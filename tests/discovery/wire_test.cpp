@@ -90,6 +90,7 @@ TEST_CASE("a peer survives a round trip through the wire format", "[discovery][w
     p.reg.endpoints = {"tcp://10.0.0.2:41234", "ipc:///tmp/gecko/x.sock"};
     p.node = "planner";
     p.host = "robot";
+    p.host_id = "8f3c0c1e-boot/mnt:[4026531841]";
     p.pid = 4242;
     wire::Writer w("peers", 1);
     w.key("peer");
@@ -106,6 +107,7 @@ TEST_CASE("a peer survives a round trip through the wire format", "[discovery][w
     CHECK(back->reg.endpoints == p.reg.endpoints);
     CHECK(back->node == "planner");
     CHECK(back->host == "robot");
+    CHECK(back->host_id == p.host_id);
     CHECK(back->pid == 4242);
 }
 

@@ -10,6 +10,7 @@
 
 #if __has_include("discovery/discovery_client.hpp")
 #include "discovery/discovery_client.hpp"
+#include "discovery/net.hpp"
 #define GECKO_HAVE_DISCOVERY 1
 #endif
 
@@ -56,6 +57,7 @@ NodeCore::NodeCore(NodeOptions options)
     ::gethostname(host, sizeof host - 1);
     hostname_ = host;
 #ifdef GECKO_HAVE_DISCOVERY
+    host_id_ = net::host_id();
     if (options_.discovery) {
         DiscoveryOptions d;
         d.key = options_.key;
@@ -171,7 +173,9 @@ void NodeCore::watch([[maybe_unused]] Role role, [[maybe_unused]] std::uint64_t 
     discovery_->watch(id, [this, cb = std::move(on_endpoints)](const std::vector<Peer>& peers) {
         std::vector<std::string> chosen;
         for (const auto& peer : peers) {
-            const bool same_host = peer.host == hostname_;
+            // The same host for ipc means the same /tmp: compare host ids (boot id and
+            // mount namespace) when the peer sent one, else fall back to the hostname.
+            const bool same_host = peer.host_id.empty() ? peer.host == hostname_ : peer.host_id == host_id_;
             std::string pick;
             for (const auto& e : peer.reg.endpoints) {
                 const bool ipc = e.rfind("ipc://", 0) == 0;

@@ -75,6 +75,7 @@ private:
     std::mt19937_64 random_;
     std::mutex random_mutex_;
     std::string hostname_;
+    std::string host_id_;  // net::host_id(): decides whether a peer's ipc endpoint is reachable
     std::unique_ptr<DiscoveryClient> discovery_;
     void report_loop();
     struct Source {

@@ -96,7 +96,7 @@ bool same_peers(const std::vector<Peer>& a, const std::vector<Peer>& b) {
         const auto& x = a[i];
         const auto& y = b[i];
         if (x.reg.id != y.reg.id || x.reg.endpoints != y.reg.endpoints || x.reg.type_name != y.reg.type_name ||
-            x.node != y.node || x.host != y.host || x.pid != y.pid)
+            x.node != y.node || x.host != y.host || x.host_id != y.host_id || x.pid != y.pid)
             return false;
     }
     return true;
@@ -110,6 +110,7 @@ struct DiscoveryClient::Impl {
     DiscoveryOptions opt;
     Logger log;
     const std::string host = net::hostname();
+    const std::string host_id = net::host_id();
     const std::int32_t pid = static_cast<std::int32_t>(::getpid());
     const std::string pid_ns = read_pid_namespace();
     const std::uint64_t session = net::random_id();
@@ -155,6 +156,7 @@ struct DiscoveryClient::Impl {
     milliseconds heartbeat_period{1000};
     milliseconds core_lease{3000};
     bool warned = false;
+    bool hello_unsent = false;  // the last hello was not queued (ZMQ_IMMEDIATE: no connection yet)
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
     bool ever_acked = false;
     std::uint64_t malformed = 0;
@@ -170,8 +172,8 @@ struct DiscoveryClient::Impl {
 
     void run();
     void connect_to(const std::string& endpoint, Clock::time_point now);
-    void send(const wire::Writer& w);
-    void send_hello();
+    bool send(const wire::Writer& w);
+    bool send_hello();
     void send_add(const Registration& r);
     void send_stats();
     void on_message(const zmq::message_t& msg, Clock::time_point now);
@@ -192,28 +194,30 @@ void DiscoveryClient::Impl::refresh_attempts() {
     attempts = std::move(text);
 }
 
-void DiscoveryClient::Impl::send(const wire::Writer& w) {
-    if (!dealer) return;
+bool DiscoveryClient::Impl::send(const wire::Writer& w) {
+    if (!dealer) return false;
     try {
-        (void)dealer->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait);
+        return dealer->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait).has_value();
     } catch (const zmq::error_t& e) {
         log.debug(std::string("discovery send failed: ") + e.what());
+        return false;
     }
 }
 
-void DiscoveryClient::Impl::send_hello() {
-    wire::Writer w("hello", 8);
+bool DiscoveryClient::Impl::send_hello() {
+    wire::Writer w("hello", 9);
     w.kv("s", session);
     w.kv("key", opt.key);
     w.kv("node", opt.node);
     w.kv("host", host);
+    w.kv("hostid", host_id);
     w.kv("pid", pid);
     w.kv("pidns", pid_ns);
     w.kv("lease_ms", static_cast<std::int64_t>(opt.lease.count()));
     w.key("ids");
     w.packer().pack_array(static_cast<std::uint32_t>(registrations.size()));
     for (const auto& [id, r] : registrations) w.packer().pack(id);
-    send(w);
+    return send(w);
 }
 
 void DiscoveryClient::Impl::send_add(const Registration& r) {
@@ -440,7 +444,7 @@ void DiscoveryClient::Impl::run() {
                 log.warn("discovery: no geckocore for key '" + opt.key + "' yet (" + describe_attempts_copy() + "); still trying");
             }
             if (dealer && now >= next_hello) {
-                send_hello();
+                hello_unsent = !send_hello();
                 next_hello = now + (now - connected_at < milliseconds(1000) ? milliseconds(50) : milliseconds(250));
             }
             wake = std::min(wake, next_hello);
@@ -476,7 +480,8 @@ void DiscoveryClient::Impl::run() {
         int n = 0;
         items[n++] = {nullptr, wake_read.get(), ZMQ_POLLIN, 0};
         const int dealer_at = dealer ? n : -1;
-        if (dealer) items[n++] = {dealer->handle(), 0, ZMQ_POLLIN, 0};
+        // Until a hello is queued, also wait for the connection (POLLOUT) so the hello goes out at once.
+        if (dealer) items[n++] = {dealer->handle(), 0, static_cast<short>(ZMQ_POLLIN | (!acked && hello_unsent ? ZMQ_POLLOUT : 0)), 0};
         const int query_at = finder->query_fd() >= 0 ? n : -1;
         if (query_at >= 0) items[n++] = {nullptr, finder->query_fd(), ZMQ_POLLIN, 0};
         const int listen_at = finder->listen_fd() >= 0 ? n : -1;
@@ -494,6 +499,7 @@ void DiscoveryClient::Impl::run() {
             while (::read(wake_read.get(), buf, sizeof buf) > 0) {
             }
         }
+        if (dealer_at >= 0 && (items[dealer_at].revents & ZMQ_POLLOUT) && hello_unsent) next_hello = now;
         if (dealer_at >= 0 && (items[dealer_at].revents & ZMQ_POLLIN)) {
             for (int budget = 256; budget > 0 && dealer; --budget) {
                 zmq::message_t msg;

@@ -36,7 +36,8 @@ struct Registration {
 struct Peer {
     Registration reg;
     std::string node;   ///< node name
-    std::string host;   ///< gethostname() of the node's host
+    std::string host;     ///< gethostname() of the node's host
+    std::string host_id;  ///< net::host_id() of the node (empty from older nodes)
     std::int32_t pid = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -19,6 +20,20 @@ std::string hostname() {
     char buf[256] = {};
     if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
     return buf;
+}
+
+std::string host_id() {
+    std::string boot;
+    if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+        char buf[64] = {};
+        if (std::fgets(buf, sizeof buf, f)) boot = buf;
+        std::fclose(f);
+    }
+    while (!boot.empty() && (boot.back() == '\n' || boot.back() == ' ')) boot.pop_back();
+    char mnt[128] = {};
+    const auto n = ::readlink("/proc/self/ns/mnt", mnt, sizeof mnt - 1);
+    if (boot.empty() || n <= 0) return {};
+    return boot + "/" + std::string(mnt, static_cast<std::size_t>(n));
 }
 
 std::uint64_t random_id() {

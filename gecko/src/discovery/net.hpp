@@ -15,6 +15,12 @@ namespace gecko::detail::net {
 
 /// gethostname(), never empty.
 std::string hostname();
+/// Identifies a "same host" for ipc: the kernel's boot id and this process's
+/// mount namespace ("<boot_id>/mnt:[inode]"). Two processes with equal ids
+/// see the same /tmp, so an ipc:// path works between them; containers that
+/// share a hostname (Docker's --network host) get different ids.
+/// Empty if /proc does not tell.
+std::string host_id();
 /// A random 64-bit id, never 0.
 std::uint64_t random_id();
 

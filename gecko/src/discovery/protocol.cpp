@@ -162,12 +162,14 @@ std::optional<Registration> read_registration(const msgpack::object& obj) {
 }
 
 void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p) {
-    pk.pack_map(8);
+    pk.pack_map(9);
     pack_registration_fields(pk, p.reg);
     pk.pack(std::string_view("node"));
     pk.pack(p.node);
     pk.pack(std::string_view("host"));
     pk.pack(p.host);
+    pk.pack(std::string_view("hostid"));
+    pk.pack(p.host_id);
     pk.pack(std::string_view("pid"));
     pk.pack(p.pid);
 }
@@ -179,6 +181,7 @@ std::optional<Peer> read_peer(const msgpack::object& obj) {
     p.reg = std::move(*reg);
     p.node = get_str(obj, "node").value_or("");
     p.host = get_str(obj, "host").value_or("");
+    p.host_id = get_str(obj, "hostid").value_or("");
     p.pid = static_cast<std::int32_t>(get_i64(obj, "pid").value_or(0));
     return p;
 }
