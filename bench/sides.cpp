@@ -91,6 +91,7 @@ public:
             gecko::SubscriberOptions so;
             so.endpoints = {o.sub_endpoint};
             so.depth = o.depth;
+            so.receive_queue = o.recv_hwm;
             sub_ = node_.subscriber<gecko::msgs::Bytes>(topic_for(o.sub_endpoint), so);
         }
     }

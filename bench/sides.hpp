@@ -32,7 +32,7 @@ struct SideOptions {
     std::string pub_endpoint;  ///< empty: no publisher
     std::string sub_endpoint;  ///< empty: no subscriber
     int send_hwm = 1000;       ///< raw ZMQ_SNDHWM; gecko PublisherOptions.send_queue
-    int recv_hwm = 10000;      ///< raw ZMQ_RCVHWM (gecko's subscriber socket uses 10000, not configurable)
+    int recv_hwm = 10000;      ///< raw ZMQ_RCVHWM and gecko SubscriberOptions.receive_queue
     std::size_t depth = 16;    ///< gecko SubscriberOptions.depth
     std::string name = "bench";
 };

@@ -17,7 +17,7 @@ namespace {
 constexpr std::uint64_t kProbeTag = std::uint64_t{1} << 62;
 constexpr milliseconds kSetupTimeout{10000};
 constexpr int kSendHwm = 1000;    // raw ZMQ_SNDHWM = gecko PublisherOptions.send_queue (its default)
-constexpr int kRecvHwm = 10000;   // raw ZMQ_RCVHWM = what gecko's subscriber socket uses
+constexpr int kRecvHwm = 10000;   // raw ZMQ_RCVHWM = gecko SubscriberOptions.receive_queue
 constexpr std::size_t kDepth = 1000;  // gecko SubscriberOptions.depth
 
 struct Case {
@@ -230,7 +230,7 @@ void run_throughput(const Options& options) {
         "recv/s = messages received ÷ (last receive − first send); sent/s = the publisher's own rate; lost = (sent − "
         "received) ÷ sent (both drop at the high-water marks when the publisher outruns the subscriber). HWMs: "
         "send " + std::to_string(kSendHwm) + " (raw SNDHWM = gecko send_queue), receive " + std::to_string(kRecvHwm) +
-        " (raw RCVHWM = gecko's fixed SUB RCVHWM), gecko depth " + std::to_string(kDepth) + ". " +
+        " (raw RCVHWM = gecko receive_queue), gecko depth " + std::to_string(kDepth) + ". " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
 }

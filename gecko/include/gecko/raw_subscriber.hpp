@@ -23,8 +23,14 @@ class SubscriberCore;
 /// How a subscriber queues. Chosen by the subscriber alone: publishers do not care.
 struct SubscriberOptions {
     /// Keep the last `depth` messages; older unread ones are overwritten (and
-    /// counted). 1 means latest-value-only.
+    /// counted). 1 means latest-value-only. The queue is refilled from the
+    /// transport when it runs empty and after every 16 deliveries (reading an
+    /// empty socket costs a system call); depth 1 always gets the latest.
     std::size_t depth = 16;
+    /// Frames the transport may hold before the queue above (ZeroMQ's
+    /// RCVHWM, per publisher); beyond it new frames are dropped and counted
+    /// as sequence gaps. 0: unbounded.
+    int receive_queue = 10000;
     /// Frames with a payload above this many bytes are dropped and counted.
     std::size_t max_message_size = 64u << 20;
     /// Publisher endpoints to connect to in addition to what discovery finds.

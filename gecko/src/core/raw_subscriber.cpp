@@ -1,6 +1,7 @@
 #include "gecko/raw_subscriber.hpp"
 
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "core/node_core.hpp"
@@ -20,9 +21,12 @@ public:
           callback_(std::move(callback)), id_(node_->new_id()) {
         if (topic_.empty()) throw Error(Errc::invalid_argument, "a subscriber needs a topic name");
         if (options_.depth == 0) throw Error(Errc::invalid_argument, "subscriber of '" + topic_ + "': depth must be >= 1");
+        if (options_.receive_queue < 0)
+            throw Error(Errc::invalid_argument, "subscriber of '" + topic_ + "': receive_queue must be >= 0 (0: unbounded)");
         link_ = make_in_link(node_->context(),
                              make_announcement(options_.type_name.empty() ? "*" : options_.type_name, id_,
-                                               node_->options().name));
+                                               node_->options().name),
+                             options_.receive_queue);
         ring_.resize(options_.depth);
         for (const auto& endpoint : options_.endpoints) apply(true, endpoint);
     }
@@ -55,15 +59,24 @@ public:
             throw Error(Errc::invalid_argument,
                         "subscriber of '" + topic_ + "' has a callback: its messages arrive through Node::spin()");
         }
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
         std::lock_guard<std::recursive_mutex> lock(socket_mutex_);
+        // The clock is read only once there is nothing to deliver: a busy
+        // subscriber pays no deadline arithmetic per message.
+        std::optional<std::chrono::steady_clock::time_point> deadline;
         for (;;) {
             pending_.apply([this](bool connect, const std::string& e) { apply(connect, e); });
-            drain();
+            // Reading an empty socket costs a poll(2) inside ZeroMQ, so while the
+            // ring has messages, top it up only every refill_every deliveries.
+            if (count_ == 0 || since_drain_ >= refill_every) {
+                drain();
+                since_drain_ = 0;
+            }
             while (count_ > 0) {
+                ++since_drain_;
                 if (deliver_front(visit)) return true;
             }
-            const auto left = deadline - std::chrono::steady_clock::now();
+            if (!deadline) deadline = std::chrono::steady_clock::now() + timeout;
+            const auto left = *deadline - std::chrono::steady_clock::now();
             if (left <= std::chrono::nanoseconds(0)) return false;
             wait_for_frame(left);
         }
@@ -171,22 +184,30 @@ private:
     }
 
     // Reads everything the transport holds into the keep-last-N ring.
+    // One clock read per call: frames taken together share a receive time.
     void drain() {
         std::lock_guard<std::mutex> lock(stats_mutex_);
+        std::int64_t received_at = 0;
         for (;;) {
             Slot& slot = ring_[(head_ + count_) % ring_.size()];
             if (count_ == ring_.size()) {
                 // Full: read into a scratch slot, then overwrite the oldest if accepted.
                 if (!link_->try_receive(scratch_.frame)) return;
-                scratch_.receive_ns = now_ns();
+                if (received_at == 0) received_at = now_ns();
+                scratch_.receive_ns = received_at;
                 if (!accept(scratch_)) continue;
                 ++stats_.overwritten;
                 std::swap(ring_[head_], scratch_);
+                // The swap moved the frame: a small one (ZeroMQ keeps those inside
+                // the message object) has moved bytes, so point the view at them again.
+                parse_frame(ring_[head_].frame.data(), ring_[head_].frame.size(), options_.max_message_size,
+                            ring_[head_].view);
                 head_ = (head_ + 1) % ring_.size();
                 continue;
             }
             if (!link_->try_receive(slot.frame)) return;
-            slot.receive_ns = now_ns();
+            if (received_at == 0) received_at = now_ns();
+            slot.receive_ns = received_at;
             if (accept(slot)) ++count_;
         }
     }
@@ -216,7 +237,13 @@ private:
             }
             return false;
         }
-        PeerStats& peer = stats_.publishers[h.sender_id];
+        // Messages come in runs from one publisher: remember the last one's entry
+        // (std::map nodes never move) instead of a lookup per message.
+        if (!last_peer_ || h.sender_id != last_sender_) {
+            last_peer_ = &stats_.publishers[h.sender_id];
+            last_sender_ = h.sender_id;
+        }
+        PeerStats& peer = *last_peer_;
         if (peer.last_sequence != 0 && h.sequence > peer.last_sequence + 1) {
             const std::uint64_t gap = h.sequence - peer.last_sequence - 1;
             peer.drops += gap;
@@ -236,8 +263,7 @@ private:
         Slot& slot = ring_[head_];
         head_ = (head_ + 1) % ring_.size();
         --count_;
-        // Parse again rather than trust pointers kept across moves of the frame.
-        parse_frame(slot.frame.data(), slot.frame.size(), options_.max_message_size, slot.view);
+        // slot.view was filled by accept() (or again after a swap in drain()).
         const FrameHeader& h = slot.view.header;
         info_.sequence = h.sequence;
         info_.publisher_id = h.sender_id;
@@ -292,11 +318,15 @@ private:
     Slot scratch_;
     std::size_t head_ = 0;
     std::size_t count_ = 0;
+    static constexpr std::size_t refill_every = 16;
+    std::size_t since_drain_ = 0;  // deliveries by receive() since its last drain()
     MessageInfo info_;
     std::vector<std::uint8_t> inflated_;
 
     mutable std::mutex stats_mutex_;
     SubscriberStats stats_;
+    PeerStats* last_peer_ = nullptr;  // &stats_.publishers[last_sender_]
+    std::uint64_t last_sender_ = 0;
     std::set<std::string> connected_;
     std::size_t connected_count_ = 0;  // connected_.size(), read under socket_mutex_ alone
     std::set<int> warned_;

@@ -88,7 +88,7 @@ public:
 std::unique_ptr<OutLink> make_out_link(zmq::context_t& context, const std::vector<std::string>& endpoints,
                                        const OutLinkOptions& options);
 /// A link that announces itself to every publisher it reaches with `announcement`.
-std::unique_ptr<InLink> make_in_link(zmq::context_t& context, const std::string& announcement);
+std::unique_ptr<InLink> make_in_link(zmq::context_t& context, const std::string& announcement, int receive_queue);
 
 /// Announcement text a subscriber sends: "\xffgecko-sub <type> <id-hex> <node>".
 std::string make_announcement(std::string_view type_name, std::uint64_t subscriber_id, std::string_view node);

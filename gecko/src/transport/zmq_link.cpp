@@ -71,9 +71,10 @@ private:
 
 class ZmqInLink final : public InLink {
 public:
-    ZmqInLink(zmq::context_t& context, const std::string& announcement) : socket_(context, zmq::socket_type::sub) {
+    ZmqInLink(zmq::context_t& context, const std::string& announcement, int receive_queue)
+        : socket_(context, zmq::socket_type::sub) {
         socket_.set(zmq::sockopt::linger, 0);
-        socket_.set(zmq::sockopt::rcvhwm, 10000);
+        socket_.set(zmq::sockopt::rcvhwm, receive_queue);
         socket_.set(zmq::sockopt::subscribe, "");
         // Never matches a data frame (those start with "GK"); it only tells the
         // publisher who we are and which type we expect.
@@ -128,8 +129,8 @@ std::unique_ptr<OutLink> make_out_link(zmq::context_t& context, const std::vecto
     return std::make_unique<ZmqOutLink>(context, endpoints, options);
 }
 
-std::unique_ptr<InLink> make_in_link(zmq::context_t& context, const std::string& announcement) {
-    return std::make_unique<ZmqInLink>(context, announcement);
+std::unique_ptr<InLink> make_in_link(zmq::context_t& context, const std::string& announcement, int receive_queue) {
+    return std::make_unique<ZmqInLink>(context, announcement, receive_queue);
 }
 
 std::string make_announcement(std::string_view type_name, std::uint64_t subscriber_id, std::string_view node) {
