@@ -32,17 +32,20 @@ struct Trajectory {
     double omega() const { return 2.0 * 3.141592653589793 * frequency; }
 };
 
-// PD gains for the joints the controller closes the loop on itself.
+// Gains for the joints the controller closes the loop on itself (PID on
+// torque: the integral term carries the arm's weight).
 constexpr double kp_torque = 80.0;   // N m / rad
 constexpr double kd_torque = 8.0;    // N m s / rad
+constexpr double ki_torque = 200.0;  // N m / (rad s)
 constexpr double kp_velocity = 5.0;  // (rad/s) / rad
 
-// The value to send for one joint, by its control type.
-double joint_command(ValueType type, double q_ref, double v_ref, double q, double v) {
+// The value to send for one joint, by its control type; `integral` is the
+// joint's accumulated angle error (rad s).
+double joint_command(ValueType type, double q_ref, double v_ref, double q, double v, double integral) {
     switch (type) {
-        case ValueType::angle: return q_ref;                              // the servo tracks it
+        case ValueType::angle: return q_ref;  // the servo tracks it
         case ValueType::angular_velocity_1d: return v_ref + kp_velocity * (q_ref - q);
-        case ValueType::torque_1d: return kp_torque * (q_ref - q) + kd_torque * (v_ref - v);
+        case ValueType::torque_1d: return kp_torque * (q_ref - q) + kd_torque * (v_ref - v) + ki_torque * integral;
         default: return 0.0;
     }
 }
@@ -50,6 +53,14 @@ double joint_command(ValueType type, double q_ref, double v_ref, double q, doubl
 }  // namespace
 
 int main(int argc, char** argv) try {
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            std::cout << "usage: gecko-controller --key KEY [--steps 1000] [--sim sim] [--core HOST[:PORT]]\n"
+                         "Handshakes with a Click lockstep simulation, tracks a sine on every joint, uses the\n"
+                         "gripper, resets once midway, and prints the step rate and the tracking error.\n";
+            return 0;
+        }
+    }
     gecko::install_signal_handlers();
     long steps = 1000;
     std::string sim = "sim";
@@ -78,8 +89,9 @@ int main(int argc, char** argv) try {
 
     // 3. The lockstep loop: one Control in, the sensors of one step out.
     const Trajectory trajectory;
-    double squared_error = 0.0;
-    long samples = 0, done = 0, resets = 0;
+    std::map<std::string, std::vector<double>> integral;  // per joint, rad s
+    std::map<ValueType, std::pair<double, long>> error_by_type;  // squared error sum, samples
+    long done = 0, resets = 0;
     bool reset_midway = false;
     const auto began = std::chrono::steady_clock::now();
     while (done < steps && gecko::ok()) {
@@ -87,6 +99,7 @@ int main(int argc, char** argv) try {
             controller.reset();
             reset_midway = true;
             sensor = controller.sensors().sensor();
+            integral.clear();
             ++resets;
         }
         const double t = sensor.simulated_time.value_or(0.0) + dt;  // the time this step reaches
@@ -94,11 +107,14 @@ int main(int argc, char** argv) try {
         for (auto& [name, object] : control.objects) {
             const auto& announced = handshake.objects.at(name);
             const auto& measured = sensor.objects.at(name);
+            auto& sum = integral[name];
+            sum.resize(object.values.size(), 0.0);
             for (std::size_t j = 0; j < object.values.size(); ++j) {
                 const double q_ref = trajectory.angle(start[name][j], t, j);
+                sum[j] += (q_ref - measured.angle_sensors[j]) * dt;
                 object.values[j] = joint_command(announced.control_types_in_order[j], q_ref,
                                                  trajectory.velocity(t, j), measured.angle_sensors[j],
-                                                 measured.angular_velocity_sensors[j]);
+                                                 measured.angular_velocity_sensors[j], sum[j]);
             }
             if (announced.control_events.count("gripper")) {
                 object.control_events["gripper"] = std::fmod(t, 4.0) >= 1.0;  // closed 3 s out of 4
@@ -113,6 +129,7 @@ int main(int argc, char** argv) try {
         if (result.is_reset()) {  // reset from the simulation side: start over from its initial state
             std::cout << "the simulation was reset" << std::endl;
             sensor = controller.sensors().sensor();
+            integral.clear();
             ++resets;
             continue;
         }
@@ -122,8 +139,9 @@ int main(int argc, char** argv) try {
             const auto& angles = sensor.objects.at(name).angle_sensors;
             for (std::size_t j = 0; j < object.values.size(); ++j) {
                 const double e = angles[j] - trajectory.angle(start[name][j], t, j);
-                squared_error += e * e;
-                ++samples;
+                auto& [sum, n] = error_by_type[handshake.objects.at(name).control_types_in_order[j]];
+                sum += e * e;
+                ++n;
             }
         }
     }
@@ -131,9 +149,11 @@ int main(int argc, char** argv) try {
 
     // 4. End the run, so that another controller may drive the simulation.
     controller.error("gecko-controller finished");
-    std::cout << "done: " << done << " steps, " << static_cast<long>(done / seconds) << " steps/s, tracking error "
-              << std::sqrt(squared_error / std::max(samples, 1L)) << " rad RMS, " << resets << " reset"
-              << (resets == 1 ? "" : "s") << std::endl;
+    std::cout << "done: " << done << " steps in " << seconds << " s (" << static_cast<long>(done / seconds)
+              << " steps/s), " << resets << " reset" << (resets == 1 ? "" : "s") << "; tracking error (RMS):";
+    for (const auto& [type, sum_n] : error_by_type)
+        std::cout << ' ' << to_string(type) << ' ' << std::sqrt(sum_n.first / std::max(sum_n.second, 1L)) << " rad";
+    std::cout << std::endl;
     return done == steps ? 0 : 1;
 } catch (const gecko::Error& e) {
     std::cerr << "gecko-controller: " << e.what() << std::endl;

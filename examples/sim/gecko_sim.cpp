@@ -120,7 +120,14 @@ void print_status(const gecko::click::SimulationStatus& s, double sim_time) {
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: gecko-sim --key KEY [--scene FILE | --robots robot1,robot2 --joints N --control-types angle,torque]\n"
+    "                 [--watchdog-ms 1000] [--sim sim] [--exit-on-error] [--core HOST[:PORT]]\n"
+    "Serves a deterministic arm simulation in Click lockstep on topics SIM/click/request and SIM/click/answer.\n";
+
 int main(int argc, char** argv) try {
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::cout << usage, 0;
     gecko::install_signal_handlers();
     const Args args = parse_args(argc, argv);
     gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-sim"));

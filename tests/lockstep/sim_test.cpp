@@ -107,7 +107,7 @@ TEST_CASE("geckocore, gecko-sim and gecko-controller run 200 lockstep steps", "[
     REQUIRE(summary);
     CHECK(summary->find("done: 200 steps") != std::string::npos);
     CHECK(summary->find("steps/s") != std::string::npos);
-    CHECK(summary->find("rad RMS, 1 reset") != std::string::npos);
+    CHECK(summary->find("1 reset; tracking error (RMS): Angle") != std::string::npos);
     CHECK(controller.wait(10s) == 0);
 
     // The simulation ended that run and serves the next controller.
