@@ -3,7 +3,6 @@
 // converted to msgpack (objects become maps with field names, integers stay
 // integers, other numbers float64) and sent raw with the given type name.
 #include <cstdio>
-#include <thread>
 
 #include <gecko/node.hpp>
 #include <gecko/signals.hpp>
@@ -50,7 +49,9 @@ int run_pub(const Args& args) {
 
     install_signal_handlers();
     Node node(connection.node);
-    auto publisher = node.raw_publisher(topic, type);
+    PublisherOptions options;
+    options.linger = std::chrono::milliseconds(2000);  // the last message still goes out as the tool exits
+    auto publisher = node.raw_publisher(topic, type, options);
     const bool heard = publisher.wait_for_subscribers(1, std::chrono::milliseconds(static_cast<long>(wait_s * 1000)));
     if (!heard && wait_s > 0)
         std::fprintf(stderr, "gecko pub: no subscriber of '%s' connected within %g s; publishing anyway\n", topic.c_str(), wait_s);
@@ -63,9 +64,6 @@ int run_pub(const Args& args) {
         if (!ok()) break;
         publisher.publish(payload.data(), payload.size());
     }
-    // Publisher sockets do not linger: give the transport a moment to write the
-    // last frame out before the process (and its socket) goes away.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::printf("published %ld message%s of %zu bytes on '%s' (%s) to %zu subscriber%s\n", sent, sent == 1 ? "" : "s",
                 payload.size(), topic.c_str(), type.c_str(), subscribers, subscribers == 1 ? "" : "s");
     return exit_ok;

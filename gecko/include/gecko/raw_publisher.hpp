@@ -32,6 +32,11 @@ struct PublisherOptions {
     int compression_level = 1;
     /// Messages queued per subscriber before new ones are dropped (ZeroMQ send HWM).
     int send_queue = 1000;
+    /// How long messages still queued when the publisher closes may keep being
+    /// written out, in the background, until the last Node of the process is
+    /// destroyed (which waits for them). 0: dropped at once. A one-shot
+    /// publisher (a command-line tool) wants a second or so.
+    std::chrono::milliseconds linger{0};
 };
 
 class RawPublisher {

@@ -23,7 +23,7 @@ public:
             throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': type name must be 1..255 characters");
         }
         auto endpoints = options_.endpoints.empty() ? node_->automatic_endpoints(topic_, id_) : options_.endpoints;
-        link_ = make_out_link(node_->context(), endpoints, OutLinkOptions{options_.send_queue});
+        link_ = make_out_link(node_->context(), endpoints, OutLinkOptions{options_.send_queue, options_.linger});
         header_.type_name = type_name_;
         header_.sender_id = id_;
         node_->advertise(Role::publisher, id_, topic_, type_name_, link_->endpoints());

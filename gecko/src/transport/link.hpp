@@ -55,6 +55,7 @@ struct InFrame {
 
 struct OutLinkOptions {
     int send_queue = 1000;
+    std::chrono::milliseconds linger{0};
 };
 
 class OutLink {

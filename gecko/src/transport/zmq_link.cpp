@@ -19,7 +19,7 @@ class ZmqOutLink final : public OutLink {
 public:
     ZmqOutLink(zmq::context_t& context, const std::vector<std::string>& endpoints, const OutLinkOptions& options)
         : socket_(context, zmq::socket_type::xpub) {
-        socket_.set(zmq::sockopt::linger, 0);
+        socket_.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
         socket_.set(zmq::sockopt::sndhwm, options.send_queue);
         for (const auto& endpoint : endpoints) {
             try {
