@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway.hpp"
+
+#include "translate.hpp"
+
+#include <gecko/error.hpp>
+
+#include <cerrno>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace gecko::click {
+
+namespace {
+
+namespace mc = gecko::msgs::click;
+
+template <class... Fs>
+struct overloaded : Fs... {
+    using Fs::operator()...;
+};
+template <class... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
+
+ServerAnswer to_answer(const StepResult& result) {
+    switch (result.kind()) {
+        case StepResult::Kind::sensor: return result.sensor();
+        case StepResult::Kind::reset: return result.reset();
+        case StepResult::Kind::error: break;
+    }
+    return result.error();
+}
+
+// Generated protobuf code writes fields in number order, and every Click reply
+// sets messageType (field 1, varint: tag byte 0x08) explicitly; ErrorMessageType
+// is 5. So an ErrorMessage starts with these two bytes, and nothing else does.
+bool is_error_message(const std::string& reply) noexcept {
+    return reply.size() >= 2 && reply[0] == '\x08' && reply[1] == '\x05';
+}
+
+// Binds `socket` to `endpoint`; returns the endpoint as ZeroMQ resolved it.
+std::string bind_endpoint(zmq::socket_t& socket, const std::string& endpoint) {
+    socket.set(zmq::sockopt::linger, 0);
+    try {
+        socket.bind(endpoint);
+    } catch (const zmq::error_t& e) {
+        const bool bad_endpoint = e.num() == EINVAL || e.num() == EPROTONOSUPPORT || e.num() == ENOCOMPATPROTO;
+        throw gecko::Error(bad_endpoint ? Errc::invalid_argument : Errc::transport,
+                           "cannot bind the Click endpoint '" + endpoint + "': " + e.what());
+    }
+    return socket.get(zmq::sockopt::last_endpoint);
+}
+
+}  // namespace
+
+Gateway::Gateway(Node& node, GatewayOptions options)
+    : node_(node),
+      options_(std::move(options)),
+      controller_(node, options_.simulation, options_.controller),
+      context_(1),
+      socket_(context_, zmq::socket_type::rep) {
+    endpoint_ = bind_endpoint(socket_, options_.bind);
+    handler_ = make_click_handler([this](const ClientRequest& request) -> ServerAnswer {
+        const char* kind = "";
+        try {
+            ServerAnswer answer = std::visit(
+                overloaded{
+                    [&](const mc::HandshakeInit&) -> ServerAnswer {
+                        kind = "HandshakeInit";
+                        ServerAnswer a = controller_.handshake();
+                        ++stats_.handshakes;
+                        return a;
+                    },
+                    [&](const mc::SensorRequest&) -> ServerAnswer {
+                        kind = "SensorRequest";
+                        ServerAnswer a = to_answer(controller_.sensors());
+                        ++stats_.sensor_requests;
+                        return a;
+                    },
+                    [&](const mc::Control& control) -> ServerAnswer {
+                        kind = "Control";
+                        // Click lets a client send Controls without a HandshakeInit; the
+                        // Controller checks controls against a handshake, so ask for one.
+                        if (!controller_.has_handshake()) controller_.handshake();
+                        StepResult result = controller_.step(control);
+                        if (result.is_sensor()) ++stats_.steps;
+                        return to_answer(result);
+                    },
+                    [&](const mc::Reset&) -> ServerAnswer {
+                        kind = "Reset";
+                        controller_.reset();
+                        ++stats_.resets;
+                        return mc::Reset{};
+                    },
+                    [&](const mc::Error& e) -> ServerAnswer {
+                        kind = "Error";
+                        ++stats_.ended_runs;
+                        run_open_ = false;
+                        const bool acknowledged = controller_.error(e.reason);
+                        mc::Error ack;
+                        ack.reason = acknowledged
+                                         ? "the run ended: simulation '" + options_.simulation +
+                                               "' acknowledged the Error"
+                                         : "the run ended at the gateway; simulation '" + options_.simulation +
+                                               "' did not acknowledge the Error";
+                        return ack;
+                    },
+                },
+                request);
+            if (!std::holds_alternative<mc::Error>(request)) run_open_ = true;
+            return answer;
+        } catch (const gecko::Error& e) {
+            node_.logger().warn(std::string("Click ") + kind + " request answered with an ErrorMessage: " + e.what());
+            mc::Error error;
+            error.reason = e.what();
+            return error;
+        }
+    });
+}
+
+Gateway::~Gateway() = default;
+
+std::string Gateway::handle(std::string_view request) {
+    ++stats_.requests;
+    std::string reply = handler_(request);  // never throws, never empty (make_click_handler)
+    if (is_error_message(reply)) ++stats_.error_replies;
+    return reply;
+}
+
+RepLoopStats Gateway::run(const std::function<bool()>& keep_running) {
+    std::uint64_t handled = 0;
+    const RepLoopStats loop = serve_click_rep(
+        socket_,
+        [&](std::string_view request) {
+            ++handled;
+            return handle(request);
+        },
+        keep_running, options_.rep);
+    // The loop answers a multipart or oversized request itself, without the handler.
+    stats_.requests += loop.requests - handled;
+    stats_.error_replies += loop.requests - handled;
+    return loop;
+}
+
+bool Gateway::end_run(const std::string& reason) {
+    if (!run_open_) return true;
+    run_open_ = false;
+    return controller_.error(reason);
+}
+
+}  // namespace gecko::click

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file gateway.hpp
+/// The Click gateway: a ZeroMQ REP socket speaking Click's own wire format
+/// (protobuf, one frame per message) in front of a Gecko lockstep simulation,
+/// so that existing Click clients drive it unchanged. Private to the gateway
+/// (it exposes ZeroMQ); gecko-click-gateway is a thin main() around it.
+///
+/// Each Click request becomes one call on a gecko::click::Controller:
+///
+/// Click request  | Controller call                          | Click reply
+/// ---------------|------------------------------------------|-------------------------------------
+/// HandshakeInit  | handshake()                              | HandshakeMessage
+/// SensorRequest  | sensors()                                | SensorMessage (or Reset, or Error)
+/// Control        | handshake() if none yet, then step()     | SensorMessage (or Reset, or Error)
+/// Reset          | reset()                                  | ResetMessage
+/// Error          | error(reason)                            | ErrorMessage "the run ended ..."
+///
+/// A gecko::Error on the way (no simulation, timeout, a control that does not
+/// match the handshake, a refusal) becomes an ErrorMessage whose text is the
+/// error's what(); malformed bytes get an ErrorMessage too (make_click_handler),
+/// and every request gets exactly one reply (serve_click_rep). Click has no
+/// answer to an Error request, but a REP socket must reply, so the gateway
+/// acknowledges it with an ErrorMessage saying the run ended.
+///
+/// One Controller serves every client of the socket, one request at a time:
+/// Click clients take turns, as they do with a Click server.
+
+#include "rep_loop.hpp"
+
+#include <gecko/click/controller.hpp>
+#include <gecko/node.hpp>
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace gecko::click {
+
+/// How a Gateway behaves. Every field has a default.
+struct GatewayOptions {
+    /// Where Click clients connect: "tcp://*:5555" (Click's default port, IPv4),
+    /// "tcp://127.0.0.1:*" (a free port: see Gateway::endpoint()), "ipc:///tmp/click", ...
+    std::string bind{"tcp://*:5555"};
+    /// The simulation's topic prefix (gecko-sim --sim): topics PREFIX/click/request and PREFIX/click/answer.
+    std::string simulation{"sim"};
+    /// The Controller's options: its timeout and connect_timeout bound the wait
+    /// for the simulation on each request; endpoints wire it by hand with discovery off.
+    ControllerOptions controller;
+    /// The REP loop's options (poll interval, largest request).
+    RepLoopOptions rep;
+};
+
+/// What a Gateway did, for logs and tests.
+struct GatewayStats {
+    std::uint64_t requests{0};        ///< Click requests received, each answered exactly once
+    std::uint64_t handshakes{0};      ///< HandshakeInit requests served
+    std::uint64_t steps{0};           ///< Controls answered with a Sensor (one simulation step each)
+    std::uint64_t sensor_requests{0}; ///< SensorRequests served
+    std::uint64_t resets{0};          ///< Reset requests served
+    std::uint64_t ended_runs{0};      ///< Error requests (the client ended its run)
+    std::uint64_t error_replies{0};   ///< requests answered with an ErrorMessage, whatever the cause
+};
+
+/// A Click server for one Gecko simulation. Not thread-safe: run() (or
+/// handle()) from one thread; read stats() from that thread or after run() returned.
+class Gateway {
+public:
+    /// Creates the Controller of `options.simulation` on `node` and binds the
+    /// REP socket. Sends nothing to the simulation yet. `node` must outlive the gateway.
+    /// @throws gecko::Error: Errc::invalid_argument if `options.bind` is not an
+    ///         endpoint ZeroMQ understands, Errc::transport if it cannot be bound
+    ///         (e.g. the port is taken).
+    Gateway(Node& node, GatewayOptions options = {});
+    ~Gateway();
+    Gateway(const Gateway&) = delete;
+    Gateway& operator=(const Gateway&) = delete;
+
+    /// The endpoint bound, as ZeroMQ resolved it ("tcp://0.0.0.0:5555" for
+    /// "tcp://*:5555", the actual port for "tcp://127.0.0.1:*").
+    const std::string& endpoint() const noexcept { return endpoint_; }
+
+    /// Answers Click requests until `keep_running()` returns false (asked at
+    /// least every options.rep.poll_interval while idle, and between requests).
+    /// @return the REP loop's counts for this call.
+    /// @throws zmq::error_t if the socket fails.
+    RepLoopStats run(const std::function<bool()>& keep_running);
+
+    /// Serves one request, bytes in, bytes out: what run() does per request
+    /// (for tests and in-process use). Never throws; never returns empty bytes.
+    std::string handle(std::string_view request);
+
+    /// Ends the current run, if a client started one and has not ended it (an
+    /// Error request to the simulation, so that another controller may drive it).
+    /// For a clean exit. @return true if the simulation acknowledged, or if there was nothing to end.
+    bool end_run(const std::string& reason);
+
+    const GatewayStats& stats() const noexcept { return stats_; }
+    Controller& controller() noexcept { return controller_; }  ///< e.g. to connect() it by hand
+
+private:
+    using ServeFn = std::function<std::string(std::string_view)>;
+
+    Node& node_;
+    GatewayOptions options_;
+    Controller controller_;
+    zmq::context_t context_;
+    zmq::socket_t socket_;
+    std::string endpoint_;
+    ServeFn handler_;
+    GatewayStats stats_;
+    bool run_open_{false};  // the simulation has served this gateway since the last Error request
+};
+
+}  // namespace gecko::click
