@@ -210,9 +210,11 @@ struct SimulationServer::Impl {
             }
         }
 
+        // Answer first, then keep the answer for re-sends: the copy stays off
+        // the controller's critical path (nothing else runs in between).
         Answer answer = serve(r, now);
-        remember(r, answer, now);
         send(answer);
+        remember(r, std::move(answer), now);
     }
 
     Answer serve(const Request& r, Clock::time_point now) {
@@ -317,10 +319,10 @@ struct SimulationServer::Impl {
         return error_answer(r, "unknown request kind");
     }
 
-    void remember(const Request& r, const Answer& a, Clock::time_point now) {
+    void remember(const Request& r, Answer&& a, Clock::time_point now) {
         auto& entry = cache[r.controller_id];
         entry.last_id = r.request_id;
-        entry.answer = a;
+        entry.answer = std::move(a);
         entry.seen = now;
         if (cache.size() > max_cached_controllers) {
             auto oldest = std::min_element(cache.begin(), cache.end(), [](const auto& x, const auto& y) {

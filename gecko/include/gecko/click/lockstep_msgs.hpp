@@ -118,7 +118,7 @@ struct Request {
     std::optional<msgs::click::Reset> reset;
     std::optional<msgs::click::Error> error;
 
-    MSGPACK_DEFINE_MAP(controller_id, request_id, kind, handshake_init, sensor_request, control, reset, error)
+    GECKO_MSG_FIELDS(controller_id, request_id, kind, handshake_init, sensor_request, control, reset, error)
 };
 
 /// The simulation's answer, on the answer topic. Exactly the field named by
@@ -135,7 +135,7 @@ struct Answer {
     std::optional<msgs::click::Reset> reset;
     std::optional<msgs::click::Error> error;
 
-    MSGPACK_DEFINE_MAP(controller_id, answers, kind, simulation, handshake, sensor, reset, error)
+    GECKO_MSG_FIELDS(controller_id, answers, kind, simulation, handshake, sensor, reset, error)
 };
 
 /// The two topics of one simulation.

@@ -30,6 +30,7 @@
 /// c.objects["robot1"].control_events["gripper"] = true;
 /// ```
 
+#include <gecko/msgs/codec.hpp>
 #include <msgpack.hpp>
 
 #include <array>
@@ -169,7 +170,7 @@ struct HandshakeInit {
 
     bool operator==(const HandshakeInit& o) const { return std::tie(request_id, version) == std::tie(o.request_id, o.version); }
     bool operator!=(const HandshakeInit& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(request_id, version)
+    GECKO_MSG_FIELDS(request_id, version)
 };
 
 /// Asks for the current sensor values without stepping the simulation; answered
@@ -181,7 +182,7 @@ struct SensorRequest {
 
     bool operator==(const SensorRequest& o) const { return request_id == o.request_id; }
     bool operator!=(const SensorRequest& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(request_id)
+    GECKO_MSG_FIELDS(request_id)
 };
 
 /// One object's (robot's) controls in a Control. At most one of `values`,
@@ -199,7 +200,7 @@ struct ControlObject {
                std::tie(o.values, o.angles, o.angular_velocities, o.torques, o.control_events);
     }
     bool operator!=(const ControlObject& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(values, angles, angular_velocities, torques, control_events)
+    GECKO_MSG_FIELDS(values, angles, angular_velocities, torques, control_events)
 };
 
 /// Sets the controls and steps the simulation once; answered by a Sensor, a Reset
@@ -212,7 +213,7 @@ struct Control {
 
     bool operator==(const Control& o) const { return std::tie(request_id, objects) == std::tie(o.request_id, o.objects); }
     bool operator!=(const Control& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(request_id, objects)
+    GECKO_MSG_FIELDS(request_id, objects)
 };
 
 // ---------------------------------------------------------------------------
@@ -236,7 +237,7 @@ struct HandshakeObject {
                         o.control_events, o.sensors, o.object_sensors);
     }
     bool operator!=(const HandshakeObject& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(controls_in_order, control_types_in_order, joint_sensors_in_order, joint_sensors,
+    GECKO_MSG_FIELDS(controls_in_order, control_types_in_order, joint_sensors_in_order, joint_sensors,
                        control_events, sensors, object_sensors)
 };
 
@@ -256,7 +257,7 @@ struct Handshake {
                std::tie(o.answers, o.version, o.control_type, o.objects, o.time_step);
     }
     bool operator!=(const Handshake& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(answers, version, control_type, objects, time_step)
+    GECKO_MSG_FIELDS(answers, version, control_type, objects, time_step)
 };
 
 /// The deprecated scene-wide control type for `objects`: the control type all
@@ -279,7 +280,7 @@ struct SensorValue {
 
     bool operator==(const SensorValue& o) const { return std::tie(type, value) == std::tie(o.type, o.value); }
     bool operator!=(const SensorValue& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(type, value)
+    GECKO_MSG_FIELDS(type, value)
 };
 
 /// One object's sensor readings in a Sensor; arrays are in Handshake
@@ -298,7 +299,7 @@ struct SensorObject {
                         o.object_sensors, o.sensors);
     }
     bool operator!=(const SensorObject& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(angle_sensors, angular_velocity_sensors, torque_sensors, force_sensors, object_sensors, sensors)
+    GECKO_MSG_FIELDS(angle_sensors, angular_velocity_sensors, torque_sensors, force_sensors, object_sensors, sensors)
 };
 
 /// The sensor values after a step (answers a Control) or now (answers a
@@ -314,7 +315,7 @@ struct Sensor {
         return std::tie(answers, objects, simulated_time) == std::tie(o.answers, o.objects, o.simulated_time);
     }
     bool operator!=(const Sensor& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(answers, objects, simulated_time)
+    GECKO_MSG_FIELDS(answers, objects, simulated_time)
 };
 
 // ---------------------------------------------------------------------------
@@ -335,7 +336,7 @@ struct Reset {
         return std::tie(direction, request_id, answers) == std::tie(o.direction, o.request_id, o.answers);
     }
     bool operator!=(const Reset& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(direction, request_id, answers)
+    GECKO_MSG_FIELDS(direction, request_id, answers)
 };
 
 /// As a request: the controller ends the simulation. As an answer: the request
@@ -354,7 +355,7 @@ struct Error {
                std::tie(o.direction, o.request_id, o.answers, o.code, o.reason);
     }
     bool operator!=(const Error& o) const { return !(*this == o); }
-    MSGPACK_DEFINE_MAP(direction, request_id, answers, code, reason)
+    GECKO_MSG_FIELDS(direction, request_id, answers, code, reason)
 };
 
 }  // namespace gecko::msgs::click
