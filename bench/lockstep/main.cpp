@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: Apache-2.0
+// gecko_lockstep_bench: the Click lockstep round trip (one Control in, the
+// Sensor of one step out), Gecko next to raw ZeroMQ REQ/REP in the same run.
+//
+// Stacks, each on ipc and on tcp loopback:
+//   raw      ZeroMQ REQ (this process) -> REP (sim process): a request of the
+//            Click Control's size, a reply of the Click Sensor's size.
+//   gecko    gecko::click::Controller (this process) <-> SimulationServer (sim
+//            process) over the paired topics, discovery off, explicit endpoints.
+//   gateway  a Click client (REQ, protobuf; this process) -> gecko-click-gateway's
+//            Gateway (gateway process) -> SimulationServer (sim process); both
+//            hops on the row's transport.
+// The simulation's backend does no physics: it returns a prebuilt Sensor, so the
+// figures are the protocol's cost. All stacks run at once, in three processes,
+// and the round trips alternate between them in a rotating order, so that
+// every stack sees the same machine (a shared VM drifts by 2-3x within minutes).
+//
+// To say where the time goes, it also measures in this process, before the
+// runs: the codec cost per step (msgpack envelopes, Click protobuf) and the CPU
+// time per step of Gecko and of raw REQ/REP with both ends over inproc://.
+//
+// Usage: gecko_lockstep_bench [--quick] [--markdown] [--reps N] [--rounds N]
+// Every receive has a timeout; a stall ends the run with exit code 2.
+// GECKO_BENCH_DEBUG=1 turns Gecko's log on (debug level).
+#include "common.hpp"
+#include "gateway.hpp"
+#include "translate.hpp"
+
+#include "click.pb.h"
+
+#include <gecko/click/controller.hpp>
+#include <gecko/click/simulation.hpp>
+#include <gecko/codec.hpp>
+#include <gecko/gecko.hpp>
+
+#include <zmq.hpp>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace bench;
+namespace mc = gecko::msgs::click;
+namespace pb = click::protobuf;
+
+constexpr milliseconds kSetupTimeout{10000};
+constexpr milliseconds kStepTimeout{5000};  // a round trip slower than this is a stall
+constexpr double kTarget = 1.30;            // gecko p50 <= 1.3 x raw p50
+
+// ---- the scene: ~200 B Control, ~900 B Sensor on Click's wire -------------------
+
+// Two 9-joint arms with a gripper and a wrist force/torque sensor, and a box.
+constexpr int kRobots = 2;
+constexpr int kJoints = 9;
+
+struct Scene {
+    mc::Handshake handshake;
+    mc::Sensor sensor;                ///< what the backend answers (simulated_time set per step)
+    mc::Control control;              ///< what the gecko controller sends
+    pb::ControlMessage click_control; ///< the same, as a Click client sends it
+    std::string click_control_bytes;  ///< its protobuf bytes (raw's request size)
+    std::string click_sensor_bytes;   ///< the Sensor's protobuf bytes (raw's reply size)
+    std::size_t gecko_request_bytes{0};  ///< msgpack of the Request envelope carrying `control`
+    std::size_t gecko_answer_bytes{0};   ///< msgpack of the Answer envelope carrying `sensor`
+};
+
+std::string robot_name(int r) { return "robot" + std::to_string(r + 1); }
+
+Scene make_scene() {
+    Scene s;
+    for (int r = 0; r < kRobots; ++r) {
+        auto& h = s.handshake.objects[robot_name(r)];
+        for (int j = 0; j < kJoints; ++j) {
+            h.controls_in_order.push_back("joint" + std::to_string(j + 1));
+            h.control_types_in_order.push_back(mc::ValueType::angle);
+        }
+        h.joint_sensors_in_order = h.controls_in_order;
+        h.joint_sensors = {mc::ValueType::angle, mc::ValueType::angular_velocity_1d, mc::ValueType::torque_1d};
+        h.control_events["gripper"] = mc::ValueType::activated;
+        h.sensors["wrist"] = {mc::ValueType::force_3d, mc::ValueType::torque_3d};
+        h.object_sensors = {mc::ValueType::position, mc::ValueType::rpy};
+
+        auto& o = s.sensor.objects[robot_name(r)];
+        for (int j = 0; j < kJoints; ++j) {
+            o.angle_sensors.push_back(0.1 * j + 0.01 * r);
+            o.angular_velocity_sensors.push_back(-0.2 * j);
+            o.torque_sensors.push_back(1.5 * j + 0.25);
+        }
+        o.sensors["wrist"] = {{mc::ValueType::force_3d, {1.0, -2.0, 9.81}}, {mc::ValueType::torque_3d, {0.1, 0.2, -0.3}}};
+        o.object_sensors = {{mc::ValueType::position, {0.5, 1.0 * r, 0.75}}, {mc::ValueType::rpy, {0.0, 0.1, 1.57}}};
+
+        auto& c = s.control.objects[robot_name(r)];
+        c.values.assign(kJoints, 0.0);
+        for (int j = 0; j < kJoints; ++j) c.values[j] = 0.05 * j;
+        c.control_events["gripper"] = r == 0;
+    }
+    s.handshake.objects["box"].object_sensors = {mc::ValueType::position, mc::ValueType::rpy, mc::ValueType::velocity_3d,
+                                                 mc::ValueType::angular_velocity_3d};
+    s.handshake.control_type = mc::scene_control_type(s.handshake.objects);
+    s.handshake.time_step = 0.001;
+    s.sensor.objects["box"].object_sensors = {{mc::ValueType::position, {2.0, 0.0, 0.1}},
+                                              {mc::ValueType::rpy, {0.0, 0.0, 0.3}},
+                                              {mc::ValueType::velocity_3d, {0.01, -0.02, 0.0}},
+                                              {mc::ValueType::angular_velocity_3d, {0.0, 0.0, 0.05}}};
+    s.sensor.simulated_time = 1234.567;
+
+    // The Click client's Control, by hand as a Click client builds it.
+    s.click_control.set_messagetype(pb::ControlMessageType);
+    for (const auto& [name, object] : s.control.objects) {
+        auto& o = (*s.click_control.mutable_objects())[name];
+        for (double v : object.values) o.add_values(v);
+        for (const auto& [event, on] : object.control_events) (*o.mutable_controlevents())[event] = on;
+    }
+    s.click_control_bytes = s.click_control.SerializeAsString();
+    auto encoded = gecko::click::encode(s.sensor);
+    if (auto* e = std::get_if<gecko::click::EncodeError>(&encoded)) throw Stall("the bench Sensor is not Click: " + e->reason);
+    s.click_sensor_bytes = std::get<std::string>(encoded);
+
+    gecko::click::Request request;
+    request.controller_id = "bench-controller-0123abcd";
+    request.request_id = 123456;
+    request.kind = gecko::click::RequestKind::control;
+    request.control = s.control;
+    request.control->request_id = request.request_id;
+    gecko::Buffer b;
+    gecko::codec::encode(b, request);
+    s.gecko_request_bytes = b.size();
+    gecko::click::Answer answer;
+    answer.controller_id = request.controller_id;
+    answer.answers = request.request_id;
+    answer.kind = gecko::click::AnswerKind::sensor;
+    answer.simulation = "sim";
+    answer.sensor = s.sensor;
+    answer.sensor->answers = request.request_id;
+    gecko::Buffer a;
+    gecko::codec::encode(a, answer);
+    s.gecko_answer_bytes = a.size();
+    return s;
+}
+
+/// A simulation that does no physics: counts steps and answers the prebuilt Sensor.
+class BenchBackend : public gecko::click::Backend {
+public:
+    explicit BenchBackend(const Scene& scene) : scene_(scene) {}
+    mc::Handshake handshake() override { return scene_.handshake; }
+    void apply(const mc::Control& control) override { last_ = control.objects.at("robot1").values.at(0); }
+    void step() override { ++steps_; }
+    mc::Sensor sensors() override {
+        mc::Sensor s = scene_.sensor;
+        s.simulated_time = 0.001 * static_cast<double>(steps_);
+        s.objects["robot1"].angle_sensors.at(0) = last_;
+        return s;
+    }
+    void reset() override { steps_ = 0; }
+    void stop_actuators() override {}
+
+private:
+    const Scene& scene_;
+    std::uint64_t steps_{0};
+    double last_{0.0};
+};
+
+// ---- stacks ---------------------------------------------------------------------
+
+enum class Path { raw, gecko, gateway };
+const char* to_string(Path p) {
+    switch (p) {
+        case Path::raw: return "raw ZeroMQ REQ/REP";
+        case Path::gecko: return "gecko Controller <-> Simulation";
+        case Path::gateway: return "Click client -> gateway -> Simulation";
+    }
+    return "?";
+}
+
+struct Stack {
+    Path path;
+    Transport transport;
+};
+constexpr int kStacks = 6;
+constexpr Stack kOrder[kStacks] = {{Path::raw, Transport::ipc},     {Path::gecko, Transport::ipc},
+                                   {Path::gateway, Transport::ipc}, {Path::raw, Transport::tcp},
+                                   {Path::gecko, Transport::tcp},   {Path::gateway, Transport::tcp}};
+
+/// The stack that carries round trip `j`: rotates every cycle so that each
+/// stack follows each other one equally often.
+int stack_of(std::uint64_t j) { return static_cast<int>((j % kStacks + j / kStacks) % kStacks); }
+
+/// Endpoints of one stack. raw: `rep` (REP binds). gecko: `request` (the
+/// controller's request publisher binds) and `answer` (the simulation's answer
+/// publisher binds). gateway: `rep` (the gateway's Click socket) plus request and answer.
+struct StackEndpoints {
+    std::string rep, request, answer;
+};
+using Endpoints = std::array<StackEndpoints, kStacks>;
+
+Endpoints make_endpoints() {
+    Endpoints e;
+    for (int k = 0; k < kStacks; ++k) {
+        const Transport t = kOrder[k].transport;
+        const std::string tag = std::string(kOrder[k].path == Path::raw ? "raw" : kOrder[k].path == Path::gecko ? "gecko" : "gw");
+        if (kOrder[k].path != Path::gecko) e[k].rep = make_endpoint(t, tag + "-rep");
+        if (kOrder[k].path != Path::raw) {
+            e[k].request = make_endpoint(t, tag + "-request");
+            e[k].answer = make_endpoint(t, tag + "-answer");
+        }
+    }
+    return e;
+}
+
+gecko::Node bench_node(const std::string& name) {
+    gecko::NodeOptions o;
+    o.key = "lockstep-bench";
+    o.name = name;
+    o.discovery = false;
+    return gecko::Node(o);
+}
+
+/// Waits for the parent's kDone (the child's end of the run).
+void wait_done(Child& self) {
+    const auto deadline = Clock::now() + milliseconds(110000);
+    for (PipeMsg m; Clock::now() < deadline;) {
+        if (self.receive(m, milliseconds(1000)) && m.kind == kDone) return;
+    }
+    throw Stall("the parent never ended the run");
+}
+
+// The simulation process: a SimulationServer per gecko and gateway stack, a
+// raw REP per raw stack, each on a thread of its own.
+int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
+    std::atomic<bool> stop{false};
+    struct Sim {
+        gecko::Node node;
+        BenchBackend backend;
+        std::unique_ptr<gecko::click::SimulationServer> server;
+    };
+    std::vector<std::unique_ptr<Sim>> sims;
+    zmq::context_t raw_context(1);
+    std::vector<zmq::socket_t> reps;
+    for (int k = 0; k < kStacks; ++k) {
+        if (kOrder[k].path == Path::raw) {
+            zmq::socket_t rep(raw_context, zmq::socket_type::rep);
+            rep.set(zmq::sockopt::linger, 0);
+            rep.set(zmq::sockopt::rcvtimeo, 100);  // to see `stop`
+            rep.bind(e[k].rep);
+            reps.push_back(std::move(rep));
+            continue;
+        }
+        auto sim = std::make_unique<Sim>(Sim{bench_node("bench-sim"), BenchBackend(scene), nullptr});
+        gecko::click::SimulationServerOptions o;
+        o.answer_publisher.endpoints = {e[k].answer};
+        o.request_subscriber.endpoints = {e[k].request};
+        sim->server = std::make_unique<gecko::click::SimulationServer>(sim->node, "sim", sim->backend, o);
+        sims.push_back(std::move(sim));
+    }
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (auto& sim : sims) {
+        threads.emplace_back([&stop, &failures, server = sim->server.get()] {
+            try {
+                while (!stop && server->spin_once(milliseconds(10))) {
+                }
+            } catch (const std::exception& ex) {
+                std::fprintf(stderr, "gecko_lockstep_bench (sim): %s\n", ex.what());
+                ++failures;
+            }
+        });
+    }
+    for (auto& rep : reps) {
+        threads.emplace_back([&stop, &failures, &rep, &scene] {
+            try {
+                while (!stop) {
+                    zmq::message_t request;
+                    if (!rep.recv(request)) continue;
+                    // As a raw application would: build the reply from its own bytes.
+                    rep.send(zmq::buffer(scene.click_sensor_bytes), zmq::send_flags::none);
+                }
+            } catch (const std::exception& ex) {
+                std::fprintf(stderr, "gecko_lockstep_bench (raw REP): %s\n", ex.what());
+                ++failures;
+            }
+        });
+    }
+    self.send(PipeMsg{kReady});
+    wait_done(self);
+    stop = true;
+    for (auto& t : threads) t.join();
+    return failures == 0 ? 0 : 2;
+}
+
+// The gateway process: one Gateway (and Node) per gateway stack, each on a thread.
+int gateway_process(const Endpoints& e, Child& self) {
+    std::atomic<bool> stop{false};
+    std::vector<std::unique_ptr<gecko::Node>> nodes;
+    std::vector<std::unique_ptr<gecko::click::Gateway>> gateways;
+    for (int k = 0; k < kStacks; ++k) {
+        if (kOrder[k].path != Path::gateway) continue;
+        nodes.push_back(std::make_unique<gecko::Node>(bench_node("bench-gateway")));
+        gecko::click::GatewayOptions o;
+        o.bind = e[k].rep;
+        o.controller.request_publisher.endpoints = {e[k].request};
+        o.controller.answer_subscriber.endpoints = {e[k].answer};
+        o.controller.timeout = kStepTimeout;
+        o.controller.connect_timeout = kSetupTimeout;
+        gateways.push_back(std::make_unique<gecko::click::Gateway>(*nodes.back(), o));
+    }
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (auto& g : gateways) {
+        threads.emplace_back([&stop, &failures, gateway = g.get()] {
+            try {
+                gateway->run([&stop] { return !stop.load(); });
+            } catch (const std::exception& ex) {
+                std::fprintf(stderr, "gecko_lockstep_bench (gateway): %s\n", ex.what());
+                ++failures;
+            }
+        });
+    }
+    self.send(PipeMsg{kReady});
+    wait_done(self);
+    stop = true;
+    for (auto& t : threads) t.join();
+    for (auto& g : gateways) {
+        if (g->stats().error_replies != 0) {
+            std::fprintf(stderr, "gecko_lockstep_bench (gateway): %llu ErrorMessage replies\n",
+                         static_cast<unsigned long long>(g->stats().error_replies));
+            ++failures;
+        }
+    }
+    return failures == 0 ? 0 : 2;
+}
+
+// ---- the controller side (this process) -------------------------------------------
+
+/// One stack's client: steps once per call and returns the round trip in µs.
+class Client {
+public:
+    virtual ~Client() = default;
+    virtual double step(std::uint64_t i) = 0;
+};
+
+class GeckoClient : public Client {
+public:
+    GeckoClient(gecko::Node& node, const StackEndpoints& e, const Scene& scene) : control_(scene.control) {
+        gecko::click::ControllerOptions o;
+        o.request_publisher.endpoints = {e.request};
+        o.answer_subscriber.endpoints = {e.answer};
+        o.timeout = kStepTimeout;
+        o.connect_timeout = kSetupTimeout;
+        controller_ = std::make_unique<gecko::click::Controller>(node, "sim", o);
+        controller_->handshake();
+        values_ = &control_.objects.begin()->second.values;
+    }
+    double step(std::uint64_t i) override {
+        (*values_)[0] = 1e-3 * static_cast<double>(i % 1000);
+        const std::int64_t t0 = mono_ns();
+        gecko::click::StepResult r = controller_->step(control_);
+        const std::int64_t t1 = mono_ns();
+        if (!r.is_sensor()) throw Stall("gecko: a Control was not answered with a Sensor");
+        do_not_optimize(r.sensor().simulated_time);
+        return static_cast<double>(t1 - t0) / 1000.0;
+    }
+
+private:
+    std::unique_ptr<gecko::click::Controller> controller_;
+    mc::Control control_;
+    std::vector<double>* values_ = nullptr;
+};
+
+zmq::socket_t req_socket(zmq::context_t& context, const std::string& endpoint) {
+    zmq::socket_t s(context, zmq::socket_type::req);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::rcvtimeo, static_cast<int>(kSetupTimeout.count()));
+    s.set(zmq::sockopt::sndtimeo, static_cast<int>(kStepTimeout.count()));
+    s.connect(endpoint);
+    return s;
+}
+
+class ClickClient : public Client {
+public:
+    ClickClient(zmq::context_t& context, const StackEndpoints& e, const Scene& scene)
+        : socket_(req_socket(context, e.rep)), control_(scene.click_control) {
+        values_ = &control_.mutable_objects()->begin()->second;
+        // Handshake (also waits for the gateway to find the simulation).
+        pb::HandshakeInitMessage init;
+        init.set_version(pb::CURRENT_VERSION);
+        if (!socket_.send(zmq::buffer(init.SerializeAsString()), zmq::send_flags::none))
+            throw Stall("gateway: cannot send the HandshakeInit");
+        zmq::message_t reply;
+        if (!socket_.recv(reply)) throw Stall("gateway: no Handshake within 10 s");
+        pb::Message m;
+        if (!m.ParseFromArray(reply.data(), static_cast<int>(reply.size())) || m.messagetype() != pb::HandshakeMessageType)
+            throw Stall("gateway: the HandshakeInit was not answered with a Handshake");
+        socket_.set(zmq::sockopt::rcvtimeo, static_cast<int>(kStepTimeout.count()));
+    }
+    double step(std::uint64_t i) override {
+        values_->set_values(0, 1e-3 * static_cast<double>(i % 1000));
+        const std::int64_t t0 = mono_ns();
+        control_.SerializeToString(&bytes_);
+        if (!socket_.send(zmq::buffer(bytes_), zmq::send_flags::none)) throw Stall("gateway: send timed out");
+        zmq::message_t reply;
+        if (!socket_.recv(reply)) throw Stall("gateway: no answer to a Control within 5 s");
+        const bool parsed = sensor_.ParseFromArray(reply.data(), static_cast<int>(reply.size()));
+        const std::int64_t t1 = mono_ns();
+        if (!parsed || sensor_.messagetype() != pb::SensorMessageType) {
+            pb::ErrorMessage e;
+            e.ParseFromArray(reply.data(), static_cast<int>(reply.size()));
+            throw Stall("gateway: a Control was not answered with a Sensor: " + e.errormessage());
+        }
+        do_not_optimize(sensor_.simvars().simulatedtime());
+        return static_cast<double>(t1 - t0) / 1000.0;
+    }
+
+private:
+    zmq::socket_t socket_;
+    pb::ControlMessage control_;
+    pb::ControlMessage::Object* values_ = nullptr;
+    pb::SensorMessage sensor_;
+    std::string bytes_;
+};
+
+class RawClient : public Client {
+public:
+    RawClient(zmq::context_t& context, const StackEndpoints& e, const Scene& scene)
+        : socket_(req_socket(context, e.rep)), request_(scene.click_control_bytes), reply_size_(scene.click_sensor_bytes.size()) {
+        exchange();  // the first one also waits for the connection
+        socket_.set(zmq::sockopt::rcvtimeo, static_cast<int>(kStepTimeout.count()));
+    }
+    double step(std::uint64_t i) override {
+        std::memcpy(request_.data(), &i, sizeof i);
+        const std::int64_t t0 = mono_ns();
+        exchange();
+        const std::int64_t t1 = mono_ns();
+        return static_cast<double>(t1 - t0) / 1000.0;
+    }
+
+private:
+    void exchange() {
+        if (!socket_.send(zmq::buffer(request_), zmq::send_flags::none)) throw Stall("raw: send timed out");
+        zmq::message_t reply;
+        if (!socket_.recv(reply)) throw Stall("raw: no reply");
+        if (reply.size() != reply_size_) throw Stall("raw: a reply of the wrong size");
+        do_not_optimize(*static_cast<const char*>(reply.data()));
+    }
+    zmq::socket_t socket_;
+    std::string request_;
+    std::size_t reply_size_;
+};
+
+using Samples = std::array<std::vector<double>, kStacks>;
+
+/// One run: fresh processes, every stack set up, `rounds` measured round trips per stack.
+Samples run_once(const Scene& scene, int rounds) {
+    const Endpoints e = make_endpoints();
+    EndpointCleanup cleanup;
+    Child sim([&](Child& self) { return sim_process(e, scene, self); });
+    Child gateway([&](Child& self) { return gateway_process(e, self); });
+    for (const auto& s : e)  // after the forks: the children must not unlink anything
+        for (const auto* ep : {&s.rep, &s.request, &s.answer})
+            if (!ep->empty()) cleanup.endpoints.push_back(*ep);
+    PipeMsg m;
+    if (!sim.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall("the simulation process did not start");
+    if (!gateway.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall("the gateway process did not start");
+
+    Samples samples;
+    {
+        gecko::Node node = bench_node("bench-controller");
+        zmq::context_t context(1);
+        std::array<std::unique_ptr<Client>, kStacks> clients;
+        for (int k = 0; k < kStacks; ++k) {
+            switch (kOrder[k].path) {
+                case Path::raw: clients[k] = std::make_unique<RawClient>(context, e[k], scene); break;
+                case Path::gecko: clients[k] = std::make_unique<GeckoClient>(node, e[k], scene); break;
+                case Path::gateway: clients[k] = std::make_unique<ClickClient>(context, e[k], scene); break;
+            }
+        }
+        const int warmup = std::max(20, rounds / 20);
+        std::uint64_t j = 0;
+        for (int i = 0; i < warmup + rounds; ++i) {
+            for (int n = 0; n < kStacks; ++n, ++j) {
+                const int k = stack_of(j);
+                const double us = clients[k]->step(j);
+                if (i >= warmup) samples[k].push_back(us);
+            }
+        }
+    }
+    sim.send(PipeMsg{kDone});
+    gateway.send(PipeMsg{kDone});
+    sim.join(milliseconds(10000), "simulation process");
+    gateway.join(milliseconds(10000), "gateway process");
+    return samples;
+}
+
+// ---- in-process costs, to say where the time goes ------------------------------------
+
+/// Median ns of `f` over batches of ~1 ms for ~0.2 s.
+template <class F>
+double ns_per_call(F&& f) {
+    for (int i = 0; i < 100; ++i) f();  // warm-up
+    int batch = 1;
+    for (;;) {
+        const auto t0 = mono_ns();
+        for (int i = 0; i < batch; ++i) f();
+        if (mono_ns() - t0 > 1000000 || batch > (1 << 20)) break;
+        batch *= 2;
+    }
+    std::vector<double> per;
+    const auto end = mono_ns() + 200000000;
+    while (mono_ns() < end || per.size() < 5) {
+        const auto t0 = mono_ns();
+        for (int i = 0; i < batch; ++i) f();
+        per.push_back(static_cast<double>(mono_ns() - t0) / batch);
+    }
+    return percentile(per, 50);
+}
+
+struct Costs {
+    double gecko_codec_us;    ///< msgpack: encode + decode of the Request, encode + decode of the Answer
+    double gateway_codec_us;  ///< the gateway's protobuf decode of the Control and encode of the Sensor, and
+                              ///< the Click client's encode and parse (on top of gecko_codec_us)
+    double inproc_gecko_cpu_us{NAN};  ///< CPU per step, Controller <-> SimulationServer in one process over inproc
+    double inproc_raw_cpu_us{NAN};    ///< CPU per step, raw REQ/REP in one process over inproc
+};
+
+Costs measure_costs(const Scene& scene) {
+    gecko::click::Request request;
+    request.controller_id = "bench-controller-0123abcd";
+    request.request_id = 1;
+    request.kind = gecko::click::RequestKind::control;
+    request.control = scene.control;
+    gecko::click::Answer answer;
+    answer.controller_id = request.controller_id;
+    answer.kind = gecko::click::AnswerKind::sensor;
+    answer.simulation = "sim";
+    answer.sensor = scene.sensor;
+    gecko::Buffer buffer;
+    const double gecko_ns = ns_per_call([&] {
+        buffer.clear();
+        gecko::codec::encode(buffer, request);
+        gecko::click::Request r;
+        gecko::codec::decode(buffer.data(), buffer.size(), r);
+        buffer.clear();
+        gecko::codec::encode(buffer, answer);
+        gecko::click::Answer a;
+        gecko::codec::decode(buffer.data(), buffer.size(), a);
+        do_not_optimize(a.answers);
+    });
+    pb::ControlMessage control = scene.click_control;
+    pb::SensorMessage sensor;
+    std::string bytes;
+    const double click_ns = ns_per_call([&] {
+        control.SerializeToString(&bytes);                     // the client
+        auto decoded = gecko::click::decode(bytes);            // the gateway
+        auto encoded = gecko::click::encode(scene.sensor);     // the gateway
+        sensor.ParseFromString(std::get<std::string>(encoded));  // the client
+        do_not_optimize(decoded.index());
+    });
+    return Costs{gecko_ns / 1000.0, click_ns / 1000.0};
+}
+
+/// CPU time of this process (every thread), µs.
+double process_cpu_us() {
+    rusage r{};
+    ::getrusage(RUSAGE_SELF, &r);
+    auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+    return us(r.ru_utime) + us(r.ru_stime);
+}
+
+/// Both ends in this process over inproc:// (a thread each, no kernel socket
+/// I/O): the CPU time one step costs with Gecko and with raw REQ/REP, all
+/// threads counted. CPU time, not wall time: on a shared VM the wall time of two
+/// threads waking each other swings by 3x from run to run, the CPU time does not.
+/// Everything is torn down before returning (the runs fork afterwards).
+void measure_inproc(const Scene& scene, int rounds, Costs& costs) {
+    std::atomic<bool> stop{false};
+    std::vector<double> gecko_cpu, raw_cpu;  // per block, µs per step
+    {
+        gecko::Node sim_node = bench_node("bench-sim");
+        gecko::Node ctl_node = bench_node("bench-controller");
+        BenchBackend backend(scene);
+        gecko::click::SimulationServerOptions so;
+        so.answer_publisher.endpoints = {"inproc://lockstep-bench-answer"};
+        so.request_subscriber.endpoints = {"inproc://lockstep-bench-request"};
+        gecko::click::SimulationServer server(sim_node, "sim", backend, so);
+        std::thread sim_thread([&] {
+            while (!stop && server.spin_once(milliseconds(10))) {
+            }
+        });
+        zmq::context_t context(1);
+        zmq::socket_t rep(context, zmq::socket_type::rep);
+        rep.set(zmq::sockopt::linger, 0);
+        rep.set(zmq::sockopt::rcvtimeo, 100);
+        rep.bind("inproc://lockstep-bench-rep");
+        std::thread rep_thread([&] {
+            while (!stop) {
+                zmq::message_t request;
+                if (!rep.recv(request)) continue;
+                rep.send(zmq::buffer(scene.click_sensor_bytes), zmq::send_flags::none);
+            }
+        });
+        try {
+            StackEndpoints e;
+            e.request = "inproc://lockstep-bench-request";
+            e.answer = "inproc://lockstep-bench-answer";
+            e.rep = "inproc://lockstep-bench-rep";
+            GeckoClient gecko_client(ctl_node, e, scene);
+            RawClient raw_client(context, e, scene);
+            for (int i = 0; i < 50; ++i) gecko_client.step(i), raw_client.step(i);  // warm-up
+            // Blocks in alternating order, so that both see the same drift.
+            const int blocks = 8, per_block = std::max(10, rounds / blocks);
+            std::uint64_t j = 0;
+            for (int b = 0; b < 2 * blocks; ++b) {
+                const bool gecko_turn = (b % 4 == 0 || b % 4 == 3);
+                const double t0 = process_cpu_us();
+                for (int i = 0; i < per_block; ++i, ++j) gecko_turn ? gecko_client.step(j) : raw_client.step(j);
+                (gecko_turn ? gecko_cpu : raw_cpu).push_back((process_cpu_us() - t0) / per_block);
+            }
+        } catch (...) {
+            stop = true;
+            sim_thread.join();
+            rep_thread.join();
+            throw;
+        }
+        stop = true;
+        sim_thread.join();
+        rep_thread.join();
+    }
+    // The median block: a burst of load on this shared machine inflates a block or two.
+    costs.inproc_gecko_cpu_us = percentile(gecko_cpu, 50);
+    costs.inproc_raw_cpu_us = percentile(raw_cpu, 50);
+}
+
+// ---- the report ---------------------------------------------------------------------
+
+struct LockstepOptions {
+    bool quick = false;
+    bool markdown = false;
+    int reps = 3;
+    int rounds = 2000;
+};
+
+void usage(std::FILE* out) {
+    std::fputs(
+        "usage: gecko_lockstep_bench [--quick] [--markdown] [--reps N] [--rounds N]\n"
+        "\n"
+        "The Click lockstep round trip (a ~200 B Control in, a ~900 B Sensor out), on ipc\n"
+        "and tcp loopback: gecko::click::Controller <-> SimulationServer, a Click client\n"
+        "through the gateway, and raw ZeroMQ REQ/REP of the same byte sizes, interleaved\n"
+        "in one run. Prints p50/p90/p99 and steps/s per row and the gecko/raw ratio.\n"
+        "\n"
+        "  --quick       300 round trips per stack, one run (a smoke run, rough figures)\n"
+        "  --markdown    print the table as Markdown\n"
+        "  --reps N      runs (fresh processes each), pooled (default 3, --quick 1)\n"
+        "  --rounds N    measured round trips per stack and run (default 2000)\n"
+        "\n"
+        "Exits 2 if a side stalls (every receive has a timeout), 1 on bad usage.\n",
+        out);
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(colon + 2);
+        }
+    }
+    return "unknown";
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string a, b, c;
+    in >> a >> b >> c;
+    return a + " " + b + " " + c;
+}
+
+std::string ratio(double v) { return fmt(v, 2) + "×"; }
+
+void report(const LockstepOptions& options, const Scene& scene, const Costs& costs, Samples& pooled,
+            const std::vector<Samples>& runs) {
+    Table table;
+    table.title = "Lockstep round trip: Control (~200 B) → Sensor of one step (~900 B), µs";
+    table.header = {"path", "transport", "bytes req → ans", "steps", "p50", "p90", "p99", "steps/s",
+                    "p50 vs raw", "per run", "target ≤" + fmt(kTarget, 1) + "× raw (p50)"};
+    table.right = {false, false, true, true, true, true, true, true, true, true, false};
+    int misses = 0;
+    for (Transport t : {Transport::ipc, Transport::tcp}) {
+        int raw_k = -1;
+        for (int k = 0; k < kStacks; ++k)
+            if (kOrder[k].transport == t && kOrder[k].path == Path::raw) raw_k = k;
+        auto p50_of = [&](Path path) {
+            for (int k = 0; k < kStacks; ++k) {
+                if (kOrder[k].transport == t && kOrder[k].path == path) {
+                    std::vector<double> v = pooled[k];
+                    return percentile(v, 50);
+                }
+            }
+            return static_cast<double>(NAN);
+        };
+        const double raw_p50 = p50_of(Path::raw);
+        const double gecko_p50 = p50_of(Path::gecko);
+        for (Path p : {Path::raw, Path::gecko, Path::gateway}) {
+            int k = 0;
+            while (!(kOrder[k].transport == t && kOrder[k].path == p)) ++k;
+            std::vector<double>& v = pooled[k];
+            double sum = 0;
+            for (double x : v) sum += x;
+            const double p50 = percentile(v, 50), p90 = percentile(v, 90), p99 = percentile(v, 99);
+            const double steps_per_s = v.empty() ? NAN : 1e6 * static_cast<double>(v.size()) / sum;
+            double lo = INFINITY, hi = -INFINITY;
+            for (const Samples& run : runs) {
+                std::vector<double> a = run[k], b = run[raw_k];
+                const double r = percentile(a, 50) / percentile(b, 50);
+                lo = std::min(lo, r);
+                hi = std::max(hi, r);
+            }
+            std::string bytes, verdict;
+            const double r = p50 / raw_p50;
+            switch (p) {
+                case Path::raw:
+                    bytes = std::to_string(scene.click_control_bytes.size()) + " → " +
+                            std::to_string(scene.click_sensor_bytes.size());
+                    verdict = "baseline";
+                    break;
+                case Path::gecko: {
+                    bytes = std::to_string(scene.gecko_request_bytes) + " → " + std::to_string(scene.gecko_answer_bytes);
+                    const double extra = p50 - raw_p50;
+                    verdict = r <= kTarget ? "ok"
+                                           : "miss: +" + fmt(extra, 0) + " µs/step; msgpack encode/decode of the Request "
+                                             "and Answer envelopes is " +
+                                                 fmt(costs.gecko_codec_us, 0) +
+                                                 " µs of it (in-process), the rest Controller and SimulationServer "
+                                                 "work on the critical path (spine cycle, answer cache copy) and "
+                                                 "wake-ups: see the CPU note";
+                    break;
+                }
+                case Path::gateway:
+                    bytes = std::to_string(scene.click_control_bytes.size()) + " → " +
+                            std::to_string(scene.click_sensor_bytes.size());
+                    verdict = r <= kTarget ? "ok"
+                                           : "miss by design: two round trips in series (Click REQ/REP to the gateway, "
+                                             "then the gecko row's), raw + gecko p50 = " +
+                                                 fmt(raw_p50 + gecko_p50, 0) + " µs, plus Click protobuf " +
+                                                 fmt(costs.gateway_codec_us, 0) + " µs and a third process";
+                    break;
+            }
+            if (p != Path::raw && r > kTarget) ++misses;
+            table.rows.push_back({to_string(p), to_string(t), bytes, std::to_string(v.size()), fmt(p50, 1), fmt(p90, 1),
+                                  fmt(p99, 1), fmt(steps_per_s, 0), p == Path::raw ? "1.00×" : ratio(r),
+                                  p == Path::raw ? "" : fmt(lo, 2) + "–" + fmt(hi, 2), verdict});
+        }
+    }
+    table.notes.push_back(
+        "Round trip = from before the client encodes its Control to after it has decoded the Sensor; steps/s = "
+        "steps ÷ their summed round trips (one client, lockstep). Pooled over " +
+        std::to_string(runs.size()) +
+        " run(s) of fresh processes: this process (clients), a simulation process (SimulationServer per stack, raw "
+        "REP), a gateway process; within a run the six stacks alternate per round trip in a rotating order.");
+    table.notes.push_back(
+        "bytes: raw sends the Click Control's and Sensor's protobuf sizes; gecko's are the msgpack Request and "
+        "Answer envelopes (each frame also carries Gecko's header and the type name); the gateway row's are Click's "
+        "on the client side and gecko's between gateway and simulation. The simulation does no physics (a prebuilt "
+        "Sensor). In-process codec cost per step: msgpack envelopes " +
+        fmt(costs.gecko_codec_us, 1) + " µs; Click protobuf (client encode/parse + gateway decode/encode) " +
+        fmt(costs.gateway_codec_us, 1) + " µs. CPU time per step with both ends in one process over inproc (all threads, median of 8 blocks; noisy on a shared VM): gecko " +
+        fmt(costs.inproc_gecko_cpu_us, 1) + " µs, raw REQ/REP " + fmt(costs.inproc_raw_cpu_us, 1) + " µs.");
+    table.notes.push_back(std::to_string(misses) + " row(s) miss the target." +
+                          (options.quick ? " --quick: rough figures." : ""));
+    table.print(options.markdown);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    LockstepOptions options;
+    bool reps_given = false, rounds_given = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto number = [&](int lo, int hi) {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "gecko_lockstep_bench: %s needs a value\n", arg.c_str());
+                std::exit(1);
+            }
+            const int n = std::atoi(argv[++i]);
+            if (n < lo || n > hi) {
+                std::fprintf(stderr, "gecko_lockstep_bench: %s takes %d..%d\n", arg.c_str(), lo, hi);
+                std::exit(1);
+            }
+            return n;
+        };
+        if (arg == "--quick") {
+            options.quick = true;
+        } else if (arg == "--markdown") {
+            options.markdown = true;
+        } else if (arg == "--reps") {
+            options.reps = number(1, 20);
+            reps_given = true;
+        } else if (arg == "--rounds") {
+            options.rounds = number(10, 100000);
+            rounds_given = true;
+        } else if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "gecko_lockstep_bench: unknown option '%s'\n", arg.c_str());
+            usage(stderr);
+            return 1;
+        }
+    }
+    if (options.quick) {
+        if (!reps_given) options.reps = 1;
+        if (!rounds_given) options.rounds = 300;
+    }
+
+    ::signal(SIGPIPE, SIG_IGN);
+    gecko::set_log_level(std::getenv("GECKO_BENCH_DEBUG") ? gecko::LogLevel::debug : gecko::LogLevel::warn);
+
+    int major, minor, patch;
+    zmq_version(&major, &minor, &patch);
+    char date[64];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", std::localtime(&now));
+    utsname un{};
+    ::uname(&un);
+    const std::string machine = std::to_string(std::thread::hardware_concurrency()) + " CPUs (" + cpu_model() +
+                                "), Linux " + un.release + ", load average " + load_average();
+    const std::string build = std::string(GECKO_BENCH_BUILD_TYPE) + " build, ZeroMQ " + std::to_string(major) + "." +
+                              std::to_string(minor) + "." + std::to_string(patch) +
+                              (options.quick ? ", --quick (rough figures)" : "");
+    if (options.markdown)
+        std::cout << "Measured " << date << " on " << machine << "; " << build << ".\n\n";
+    else
+        std::cout << "gecko_lockstep_bench  " << date << "\n  " << machine << "\n  " << build << "\n\n";
+    std::cout << std::flush;
+
+    try {
+        const Scene scene = make_scene();
+        Costs costs = measure_costs(scene);
+        measure_inproc(scene, options.quick ? 300 : 2000, costs);
+        std::vector<Samples> runs;
+        Samples pooled;
+        for (int r = 0; r < options.reps; ++r) {
+            runs.push_back(run_once(scene, options.rounds));
+            for (int k = 0; k < kStacks; ++k)
+                pooled[k].insert(pooled[k].end(), runs.back()[k].begin(), runs.back()[k].end());
+        }
+        report(options, scene, costs, pooled, runs);
+    } catch (const std::exception& e) {
+        kill_children();
+        std::fprintf(stderr, "gecko_lockstep_bench: FAILED: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
