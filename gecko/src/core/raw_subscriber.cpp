@@ -65,9 +65,11 @@ public:
         std::optional<std::chrono::steady_clock::time_point> deadline;
         for (;;) {
             pending_.apply([this](bool connect, const std::string& e) { apply(connect, e); });
-            // Reading an empty socket costs a poll(2) inside ZeroMQ, so while the
-            // ring has messages, top it up only every refill_every deliveries.
-            if (count_ == 0 || since_drain_ >= refill_every) {
+            // Reading an empty socket costs a poll(2) inside ZeroMQ, so the ring is
+            // refilled from the socket (keeping the newest `depth`) only every
+            // refill_every deliveries; in between frames are taken one by one.
+            // Latest-only (depth 1) refills every time: it must skip to the newest.
+            if (since_drain_ >= refill_every || (options_.depth == 1 && count_ == 0)) {
                 drain();
                 since_drain_ = 0;
             }
@@ -77,8 +79,8 @@ public:
             }
             if (!deadline) deadline = std::chrono::steady_clock::now() + timeout;
             const auto left = *deadline - std::chrono::steady_clock::now();
-            if (left <= std::chrono::nanoseconds(0)) return false;
-            wait_for_frame(left);
+            if (!wait_for_frame(std::max(left, std::chrono::nanoseconds(0))) && left <= std::chrono::nanoseconds(0))
+                return false;
         }
     }
 
@@ -154,14 +156,15 @@ private:
         // Round up: ZeroMQ counts whole milliseconds.
         const auto wait = std::max(std::chrono::milliseconds(0),
                                    std::chrono::duration_cast<std::chrono::milliseconds>(left + std::chrono::microseconds(999)));
+        Slot& slot = ring_[head_];
         if (connected_count_ == 0) {
             const auto handle = link_->poll_handle();
             zmq::pollitem_t items[] = {{handle.socket, handle.fd, ZMQ_POLLIN, 0}, {nullptr, pending_.fd(), ZMQ_POLLIN, 0}};
             poll_interruptible(items, 2, wait);
-            return false;  // the caller drains whatever arrived
+            if (!link_->try_receive(slot.frame)) return false;  // woken by a new connection, or timed out
+        } else if (!link_->wait_receive(slot.frame, std::min(std::chrono::milliseconds(20), wait))) {
+            return false;
         }
-        Slot& slot = ring_[head_];
-        if (!link_->wait_receive(slot.frame, std::min(std::chrono::milliseconds(20), wait))) return false;
         slot.receive_ns = now_ns();
         std::lock_guard<std::mutex> lock(stats_mutex_);
         if (accept(slot)) ++count_;
@@ -319,7 +322,7 @@ private:
     std::size_t head_ = 0;
     std::size_t count_ = 0;
     static constexpr std::size_t refill_every = 16;
-    std::size_t since_drain_ = 0;  // deliveries by receive() since its last drain()
+    std::size_t since_drain_ = refill_every;  // deliveries by receive() since its last drain(): the first one drains
     MessageInfo info_;
     std::vector<std::uint8_t> inflated_;
 
