@@ -19,8 +19,10 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 
 void Buffer::reserve(std::size_t n) {
     if (n <= capacity_) return;
-    std::size_t grown = capacity_ ? capacity_ : 256;
-    while (grown < n) grown *= 2;
+    // Doubling keeps appends amortised; a single large request gets exactly
+    // what it asks for (a 1 MiB frame must not cost a 2 MiB allocation).
+    std::size_t grown = capacity_ * 2 > n ? capacity_ * 2 : n;
+    if (grown < 256) grown = 256;
     auto* bigger = static_cast<std::uint8_t*>(std::realloc(data_, grown));
     if (!bigger) throw std::bad_alloc();
     data_ = bigger;

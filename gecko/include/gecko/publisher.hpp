@@ -28,8 +28,13 @@ public:
     /// Thread-safe.
     void publish(const T& message) {
         thread_local Buffer buffer;  // reused: no allocation per message once grown
+        thread_local std::size_t last_size = 0;
+        // A large frame is handed to ZeroMQ without a copy, which takes the
+        // buffer's memory: reserve the last frame's size at once, not by doubling.
+        buffer.reserve(last_size);
         buffer.resize(frame_header_size(type_name_of<T>()));
         codec::encode(buffer, message);
+        last_size = buffer.size();
         raw_.publish_frame(buffer);
     }
 
