@@ -25,12 +25,8 @@ int run_hz(const Args& args) {
     sampling.window = static_cast<std::size_t>(window);
 
     sampling.report = [&](const std::deque<Sample>& w, std::uint64_t total, std::uint64_t fresh, bool final) {
+        if (report_too_few(sampling.topic, w, total, fresh, final)) return;
         const char* prefix = final ? "final: " : "";
-        if (w.size() < 2 || (fresh == 0 && !final)) {
-            std::printf("%s%s: %s\n", prefix, sampling.topic.c_str(),
-                        total == 0 ? "no message yet" : fresh == 0 ? "no new message in the last second" : "one message so far");
-            return;
-        }
         double sum = 0, min = HUGE_VAL, max = 0;
         for (std::size_t i = 1; i < w.size(); ++i) {
             const double period = static_cast<double>(w[i].time_ns - w[i - 1].time_ns);

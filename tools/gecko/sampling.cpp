@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampling.hpp"
 
+#include <cstdio>
+
 #include <gecko/node.hpp>
 #include <gecko/signals.hpp>
 
@@ -53,6 +55,14 @@ int run_sampling(const std::string& command, Connection& connection, Sampling& s
     }
     s.report(window, total, fresh, true);
     return exit_ok;
+}
+
+bool report_too_few(const std::string& topic, const std::deque<Sample>& window, std::uint64_t total,
+                    std::uint64_t fresh, bool final) {
+    if (window.size() >= 2 && (fresh > 0 || final)) return false;
+    std::printf("%s%s: %s\n", final ? "final: " : "", topic.c_str(),
+                total == 0 ? "no message yet" : fresh == 0 ? "no new message in the last second" : "one message so far");
+    return true;
 }
 
 }  // namespace gecko::tools

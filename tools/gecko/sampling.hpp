@@ -34,6 +34,12 @@ struct Sampling {
 /// Adds --count, --duration, --window and --type to `parser`.
 void add_sampling_options(Parser& parser, Sampling& sampling, long& window);
 
+/// For a report: prints why there is nothing to measure yet ("no message
+/// yet", "no new message in the last second", "one message so far") and
+/// returns true, or returns false when the window holds enough to measure.
+bool report_too_few(const std::string& topic, const std::deque<Sample>& window, std::uint64_t total,
+                    std::uint64_t fresh, bool final);
+
 /// Subscribes and samples until count, duration or Ctrl-C. Returns the exit code.
 int run_sampling(const std::string& command, Connection& connection, Sampling& sampling);
 
