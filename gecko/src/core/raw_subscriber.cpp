@@ -77,8 +77,12 @@ public:
                 ++since_drain_;
                 if (deliver_front(visit)) return true;
             }
-            if (!deadline) deadline = std::chrono::steady_clock::now() + timeout;
-            const auto left = *deadline - std::chrono::steady_clock::now();
+            std::chrono::nanoseconds left = timeout;
+            if (!deadline) {
+                deadline = std::chrono::steady_clock::now() + timeout;
+            } else {
+                left = *deadline - std::chrono::steady_clock::now();
+            }
             if (!wait_for_frame(std::max(left, std::chrono::nanoseconds(0))) && left <= std::chrono::nanoseconds(0))
                 return false;
         }
