@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -253,6 +255,25 @@ void Table::print(bool markdown) const {
     for (const auto& row : rows) line(row);
     for (const auto& note : notes) std::cout << "  " << note << '\n';
     std::cout << std::endl;
+}
+
+std::string describe_machine() {
+    std::string model = "unknown";
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        const auto colon = line.find(':');
+        if (line.rfind("model name", 0) == 0 && colon != std::string::npos) {
+            model = line.substr(colon + 2);
+            break;
+        }
+    }
+    std::ifstream loadavg("/proc/loadavg");
+    std::string a, b, c;
+    loadavg >> a >> b >> c;
+    utsname un{};
+    ::uname(&un);
+    return std::to_string(std::thread::hardware_concurrency()) + " CPUs (" + model + "), Linux " + un.release +
+           ", load average " + a + " " + b + " " + c;
 }
 
 }  // namespace bench

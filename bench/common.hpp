@@ -122,6 +122,10 @@ struct Table {
     void print(bool markdown) const;
 };
 
+/// "2 CPUs (AMD EPYC), Linux 6.1.0, load average 0.10 0.20 0.30": for the
+/// line that says where figures were measured.
+std::string describe_machine();
+
 std::string fmt(double v, int decimals);
 std::string fmt_size(std::size_t bytes);   ///< "64 B", "16 KiB", "4 MiB"
 std::string fmt_count(double v);           ///< "1.23 M", "456 k"

@@ -2,16 +2,13 @@
 // the same run. See docs/BENCHMARKS.md for the method and the figures.
 
 #include <signal.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <string>
-#include <thread>
 
 #include <zmq.h>
 
@@ -47,24 +44,6 @@ void usage(std::FILE* out) {
         out);
 }
 
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(colon + 2);
-        }
-    }
-    return "unknown";
-}
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string a, b, c;
-    in >> a >> b >> c;
-    return a + " " + b + " " + c;
-}
 
 }  // namespace
 
@@ -133,10 +112,7 @@ int main(int argc, char** argv) {
     char date[64];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", std::localtime(&now));
-    utsname un{};
-    ::uname(&un);
-    const std::string machine = std::to_string(std::thread::hardware_concurrency()) + " CPUs (" + cpu_model() +
-                                "), Linux " + un.release + ", load average " + load_average();
+    const std::string machine = bench::describe_machine();
     const std::string build = std::string(GECKO_BENCH_BUILD_TYPE) + " build, ZeroMQ " + std::to_string(major) + "." +
                               std::to_string(minor) + "." + std::to_string(patch) +
                               (options.quick ? ", --quick (rough figures)" : "");

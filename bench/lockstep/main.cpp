@@ -37,7 +37,6 @@
 
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 
 #include <algorithm>
 #include <array>
@@ -46,7 +45,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -672,23 +670,6 @@ void usage(std::FILE* out) {
         out);
 }
 
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("model name", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(colon + 2);
-        }
-    }
-    return "unknown";
-}
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string a, b, c;
-    in >> a >> b >> c;
-    return a + " " + b + " " + c;
-}
 
 std::string ratio(double v) { return fmt(v, 2) + "×"; }
 
@@ -836,10 +817,7 @@ int main(int argc, char** argv) {
     char date[64];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", std::localtime(&now));
-    utsname un{};
-    ::uname(&un);
-    const std::string machine = std::to_string(std::thread::hardware_concurrency()) + " CPUs (" + cpu_model() +
-                                "), Linux " + un.release + ", load average " + load_average();
+    const std::string machine = describe_machine();
     const std::string build = std::string(GECKO_BENCH_BUILD_TYPE) + " build, ZeroMQ " + std::to_string(major) + "." +
                               std::to_string(minor) + "." + std::to_string(patch) +
                               (options.quick ? ", --quick (rough figures)" : "");
