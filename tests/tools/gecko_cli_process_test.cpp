@@ -177,6 +177,18 @@ TEST_CASE("gecko list shows a publisher's topic, type and node", "[tools][proces
     CHECK(parsed.at("topics").at(0).at("name") == "imu");
 }
 
+TEST_CASE("gecko list flags a type conflict and names both types", "[tools][process][types]") {
+    Key k;
+    k.start_pub_imu();
+    // A subscriber that insists on another type for the same topic.
+    k.start_gecko_background({"echo", "imu", "--type", "gecko.msgs.String"});
+    const auto list = k.wait_for_list([](const std::string& out) { return contains(out, "type conflicts"); });
+    CHECK(has_topic_line(list, "imu", "(!)"));
+    const auto conflicts = list.substr(list.find("type conflicts"));
+    CHECK(contains(conflicts, "gecko.msgs.Imu"));
+    CHECK(contains(conflicts, "gecko.msgs.String"));
+}
+
 TEST_CASE("gecko echo prints messages as JSON lines or as text", "[tools][process]") {
     Key k;
     k.start_pub_imu();
