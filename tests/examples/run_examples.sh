@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs every C++ example the way its opening comment says, against a real
+# geckocore found by multicast on this host, and checks what each prints.
+# Usage: run_examples.sh BIN_DIR   (BIN_DIR holds geckocore, gecko and the examples)
+set -euo pipefail
+bin=$1
+key="examples-$$-$RANDOM"  # a key of its own: parallel tests never see each other
+logs=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$logs"
+}
+trap cleanup EXIT
+
+# Starts a long-running program in the background, output to $logs/NAME.log.
+background() {
+    local name=$1; shift
+    "$@" >"$logs/$name.log" 2>&1 &
+    pids+=($!)
+}
+
+# Runs a program that ends by itself (bounded by 20 s) and keeps its output.
+run() {
+    local name=$1; shift
+    if ! timeout 20 "$@" >"$logs/$name.out" 2>"$logs/$name.err"; then
+        echo "FAIL: '$*' did not exit 0 within 20 s"; cat "$logs/$name.out" "$logs/$name.err"; exit 1
+    fi
+}
+
+# Fails unless FILE has exactly N lines matching the extended regex.
+expect_lines() {
+    local file=$1 n=$2 regex=$3 got
+    got=$(grep -cE "$regex" "$logs/$file" || true)
+    if [[ $got != "$n" ]]; then
+        echo "FAIL: expected $n lines of $file to match /$regex/, got $got:"; cat "$logs/$file"; exit 1
+    fi
+}
+
+background geckocore "$bin/geckocore" --key "$key"
+
+# pub_imu + sub_imu: sub_imu --count 5 prints five readings and exits.
+background pub_imu "$bin/pub_imu" --key "$key"
+run sub_imu "$bin/sub_imu" --key "$key" --count 5
+expect_lines sub_imu.out 5 '^imu #[0-9]+ accel=\([-0-9.]+, 0\.000, 9\.810\) m/s\^2  latency [0-9]+ us$'
+echo "ok: pub_imu -> sub_imu, 5 readings"
+
+# pub_imu --count N publishes N readings and exits by itself.
+run pub_imu_count "$bin/pub_imu" --key "$key" --count 3
+echo "ok: pub_imu --count 3 exits"
+
+# add_server + add_client: three calls, three answers.
+background add_server "$bin/add_server" --key "$key"
+run add_client "$bin/add_client" --key "$key"
+expect_lines add_client.out 1 '^1 \+ 0\.5 = 1\.5$'
+expect_lines add_client.out 1 '^2 \+ 0\.5 = 2\.5$'
+expect_lines add_client.out 1 '^3 \+ 0\.5 = 3\.5$'
+echo "ok: add_server <- add_client, 3 calls"
+
+# pub_lidar_compressed + gecko echo: one compressed 2,000-point sweep.
+background pub_lidar "$bin/pub_lidar_compressed" --key "$key"
+run echo_scan "$bin/gecko" echo --key "$key" scan --count 1
+expect_lines echo_scan.out 1 '^--- scan #[0-9]+ from lidar_driver@.*\(gecko\.msgs\.Lidar, [0-9.]+ KiB compressed\)$'
+expect_lines echo_scan.out 1 '^ranges: \[4\.0, .*\.\.\. \+1968 more\]$'
+echo "ok: pub_lidar_compressed -> gecko echo, compressed sweep of 2000 points"
