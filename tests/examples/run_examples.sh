@@ -5,21 +5,8 @@
 set -euo pipefail
 bin=$1
 key="examples-$$-$RANDOM"  # a key of its own: parallel tests never see each other
-logs=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$logs"
-}
-trap cleanup EXIT
-
-# Starts a long-running program in the background, output to $logs/NAME.log.
-background() {
-    local name=$1; shift
-    "$@" >"$logs/$name.log" 2>&1 &
-    pids+=($!)
-}
+source "$(dirname "$0")/../support/processes.sh"
+logs=$scratch
 
 # Runs a program that ends by itself (bounded by 20 s) and keeps its output.
 run() {

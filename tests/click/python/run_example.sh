@@ -6,18 +6,12 @@
 set -euo pipefail
 python=$1 pb_dir=$2 bin=$3 example=$4
 key="click-example-$$-$RANDOM"
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../../support/processes.sh"
+dir=$scratch
 
-"$bin/geckocore" --key "$key" >"$dir/core.log" 2>&1 & pids+=($!)
-"$bin/gecko-sim" --key "$key" >"$dir/sim.log" 2>&1 & pids+=($!)
-"$bin/gecko-click-gateway" --key "$key" --bind "ipc://$dir/click" >"$dir/gateway.log" 2>&1 & pids+=($!)
+background core "$bin/geckocore" --key "$key"
+background sim "$bin/gecko-sim" --key "$key"
+background gateway "$bin/gecko-click-gateway" --key "$key" --bind "ipc://$dir/click"
 
 # The client's REQ socket queues until the gateway binds; its own receive
 # timeout (10 s) and this one bound the wait.
