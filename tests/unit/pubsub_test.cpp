@@ -92,6 +92,25 @@ TEST_CASE("keep-last-N keeps the newest N messages and counts the rest as overwr
     CHECK(s.sub.stats().overwritten + got.size() == 20);
 }
 
+TEST_CASE("keep-last-N holds for a slow reader polling with receive()", "[pubsub]") {
+    gecko::SubscriberOptions options;
+    options.depth = 4;
+    PubSub s(options);
+    for (int i = 1; i <= 10; ++i) s.pub.publish(Int64{i});
+    // inproc delivers synchronously into the pipe: all 10 are queued now.
+    auto first = s.sub.receive(1s);
+    REQUIRE(first);
+    CHECK(first->data == 7);
+    for (int i = 11; i <= 30; ++i) s.pub.publish(Int64{i});
+    // A reader that comes back later (here: after the 1 ms refill period) gets
+    // the newest 4, not what was next in the socket.
+    std::this_thread::sleep_for(2ms);
+    std::vector<std::int64_t> got;
+    while (auto msg = s.sub.receive(50ms)) got.push_back(msg->data);
+    CHECK(got == std::vector<std::int64_t>{27, 28, 29, 30});
+    CHECK(s.sub.stats().overwritten == 25);  // 30 published, 5 delivered
+}
+
 TEST_CASE("a latest-only subscriber sees only the newest value", "[pubsub]") {
     PubSub s(gecko::SubscriberOptions::latest_only());
     for (int i = 1; i <= 50; ++i) s.pub.publish(Int64{i});

@@ -23,9 +23,11 @@ class SubscriberCore;
 /// How a subscriber queues. Chosen by the subscriber alone: publishers do not care.
 struct SubscriberOptions {
     /// Keep the last `depth` messages; older unread ones are overwritten (and
-    /// counted). 1 means latest-value-only. The queue is refilled from the
-    /// transport when it runs empty and after every 16 deliveries (reading an
-    /// empty socket costs a system call); depth 1 always gets the latest.
+    /// counted). 1 means latest-value-only. `receive()` refills the queue from
+    /// the transport after 16 deliveries or 1 ms, whichever comes first
+    /// (reading an empty socket costs a system call), so what it returns was
+    /// among the newest `depth` at most 1 ms earlier; a callback subscriber
+    /// refills on every wake-up; depth 1 always gets the latest.
     std::size_t depth = 16;
     /// Frames the transport may hold before the queue above (ZeroMQ's
     /// RCVHWM, per publisher); beyond it new frames are dropped and counted

@@ -66,12 +66,18 @@ public:
         for (;;) {
             pending_.apply([this](bool connect, const std::string& e) { apply(connect, e); });
             // Reading an empty socket costs a poll(2) inside ZeroMQ, so the ring is
-            // refilled from the socket (keeping the newest `depth`) only every
-            // refill_every deliveries; in between frames are taken one by one.
+            // refilled from the socket (keeping the newest `depth`) every
+            // refill_every deliveries or refill_period, whichever comes first; in
+            // between, frames are taken one by one. A reader that keeps up pays
+            // the poll once per 16 messages; a slow reader refills on every call,
+            // so it never reads further back than the newest `depth`.
             // Latest-only (depth 1) refills every time: it must skip to the newest.
-            if (since_drain_ >= refill_every || (options_.depth == 1 && count_ == 0)) {
+            const std::int64_t now = now_ns();
+            if (since_drain_ >= refill_every || now - last_drain_ns_ >= refill_period_ns ||
+                (options_.depth == 1 && count_ == 0)) {
                 drain();
                 since_drain_ = 0;
+                last_drain_ns_ = now;
             }
             while (count_ > 0) {
                 ++since_drain_;
@@ -327,6 +333,8 @@ private:
     std::size_t count_ = 0;
     static constexpr std::size_t refill_every = 16;
     std::size_t since_drain_ = refill_every;  // deliveries by receive() since its last drain(): the first one drains
+    static constexpr std::int64_t refill_period_ns = 1'000'000;
+    std::int64_t last_drain_ns_ = 0;
     MessageInfo info_;
     std::vector<std::uint8_t> inflated_;
 
