@@ -262,7 +262,8 @@ TEST_CASE("a duplicated request is answered again from the cache without steppin
     CHECK(rig.server->status().duplicate_requests >= 1);
 }
 
-TEST_CASE("a late request (older than the last) is dropped: no step, no answer", "[lockstep][duplicates]") {
+TEST_CASE("a late request (older than the last) never acts: no step, an error answer saying why",
+          "[lockstep][duplicates]") {
     CountingBackend backend;
     Rig rig(backend);
     auto raw = rig.raw_client();
@@ -273,11 +274,37 @@ TEST_CASE("a late request (older than the last) is dropped: no step, no answer",
     REQUIRE(backend.steps == 1);
 
     raw.requests.publish(raw_request("late", 2, RequestKind::control));  // arrives after #3: late
-    auto four = raw.exchange(raw_request("late", 4, RequestKind::sensor_request));
-    REQUIRE(four);  // answered after #2 was processed (requests are served in order)
+    auto late = raw.answer_to("late", 2);
+    REQUIRE(late);
+    CHECK(late->kind == AnswerKind::error);
+    CHECK_THAT(late->error->reason, Catch::Contains("older than its last one (#3)"));
     CHECK(backend.steps == 1);
     CHECK(rig.server->status().stale_requests == 1);
-    CHECK_FALSE(raw.answer_to("late", 2, 50ms));
+    auto four = raw.exchange(raw_request("late", 4, RequestKind::sensor_request));
+    REQUIRE(four);  // the run goes on
+    CHECK(four->kind == AnswerKind::sensor);
+    CHECK(backend.steps == 1);
+}
+
+TEST_CASE("a controller restarted with the same id after ending its run drives the simulation again",
+          "[lockstep][duplicates]") {
+    CountingBackend backend;
+    Rig rig(backend);
+    auto options = rig.controller_options();
+    options.controller_id = "fixed-id";
+    {
+        auto first = rig.controller(options);
+        first.handshake();
+        REQUIRE(first.step(arm_control(1.0, 0.0)).is_sensor());
+        REQUIRE(first.step(arm_control(1.0, 0.0)).is_sensor());
+        first.error("done");
+    }
+    auto again = rig.controller_options();  // fresh endpoints, the same id
+    again.controller_id = "fixed-id";
+    auto second = rig.controller(again);  // counts from request #1 again
+    second.handshake();
+    REQUIRE(second.step(arm_control(1.0, 0.0)).is_sensor());
+    CHECK(backend.steps == 3);
 }
 
 TEST_CASE("a controller that re-sends while a slow step runs still steps exactly once per Control",

@@ -156,8 +156,13 @@ struct SimulationServer::Impl {
         return a;
     }
 
+    // A refusal: counted.
     Answer error_answer(const Request& r, std::string reason) {
         ++live.refused_requests;
+        return error_reply(r, std::move(reason));
+    }
+
+    Answer error_reply(const Request& r, std::string reason) const {
         Answer a = make_answer(r, AnswerKind::error);
         a.error.emplace();
         a.error->direction = msgs::click::Direction::answer;
@@ -194,6 +199,12 @@ struct SimulationServer::Impl {
 
         // Duplicates and late messages never act twice.
         auto cached = cache.find(r.controller_id);
+        if (cached != cache.end() && cached->second.run_ended && r.request_id == 1 && cached->second.last_id > 1) {
+            // The controller ended its run (Error) and a controller with the same
+            // id starts a new one: a restarted process that chose its own id.
+            cache.erase(cached);
+            cached = cache.end();
+        }
         if (cached != cache.end()) {
             if (r.request_id == cached->second.last_id) {
                 ++live.duplicate_requests;
@@ -202,10 +213,17 @@ struct SimulationServer::Impl {
                 return;
             }
             if (r.request_id < cached->second.last_id) {
+                // Never acted on. The answer says why: its own controller has
+                // moved on and ignores it, but a controller restarted with the
+                // same id (counting from #1 again) learns what is wrong.
                 ++live.stale_requests;
-                logger.debug("dropped late request #" + std::to_string(r.request_id) + " of controller '" +
-                             r.controller_id + "' (last was #" + std::to_string(cached->second.last_id) + ")");
-                sync_status();
+                const std::string why = "request #" + std::to_string(r.request_id) + " of controller '" +
+                                        r.controller_id + "' is older than its last one (#" +
+                                        std::to_string(cached->second.last_id) + ")";
+                logger.debug("dropped late " + why);
+                send(error_reply(r, why + ": a late message, or a controller restarted with the same id without "
+                                          "ending its run (leave ControllerOptions::controller_id empty for a "
+                                          "unique one)"));
                 return;
             }
         }
@@ -322,6 +340,7 @@ struct SimulationServer::Impl {
     void remember(const Request& r, Answer&& a, Clock::time_point now) {
         auto& entry = cache[r.controller_id];
         entry.last_id = r.request_id;
+        entry.run_ended = r.kind == RequestKind::error;
         entry.answer = std::move(a);
         entry.seen = now;
         if (cache.size() > max_cached_controllers) {
@@ -371,6 +390,7 @@ struct SimulationServer::Impl {
 
     struct Cached {
         std::uint64_t last_id{0};
+        bool run_ended = false;  // the last request was an Error
         Answer answer;
         Clock::time_point seen;
     };

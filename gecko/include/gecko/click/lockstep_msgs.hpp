@@ -17,7 +17,9 @@
 ///   requests it no longer waits for (late or duplicated answers);
 /// - the simulation remembers, per controller, the last request id and its
 ///   answer: a duplicate (same id) gets the cached answer again without
-///   stepping; an older id (a late message) is dropped and counted.
+///   stepping; an older id (a late message) is never acted on: it is
+///   counted and answered with an Error its controller ignores (it waits for
+///   a newer id), which tells a controller restarted with the same id why.
 /// A controller may therefore re-send a request it got no answer for, and the
 /// simulation still steps exactly once per Control.
 ///

@@ -39,7 +39,9 @@
 ///   or it has been silent for SimulationServerOptions::takeover_after.
 /// - Duplicates: the last request id and answer are kept per controller; the
 ///   same id again gets the same answer without stepping, an older id is
-///   dropped (counted in status().stale_requests).
+///   never acted on and gets an Error saying so (counted in
+///   status().stale_requests). After a controller ended its run (Error), a
+///   request #1 with its id starts a new run.
 /// - Watchdog: once the simulation runs (a Control since the last handshake or
 ///   reset), if no Control comes within `watchdog`, the spine goes to stop,
 ///   Backend::stop_actuators() is called each cycle, a warning is logged and
@@ -123,7 +125,7 @@ struct SimulationStatus {
     std::uint64_t steps{0};                  ///< Backend::step() calls
     std::uint64_t requests{0};               ///< requests handled (duplicates included)
     std::uint64_t duplicate_requests{0};     ///< answered from the cache, nothing done
-    std::uint64_t stale_requests{0};         ///< older than the controller's last request: dropped
+    std::uint64_t stale_requests{0};         ///< older than the controller's last request: not acted on
     std::uint64_t refused_requests{0};       ///< answered with an Error
     std::uint64_t stop_commands{0};          ///< Backend::stop_actuators() calls
     std::uint64_t watchdog_trips{0};         ///< times the watchdog stopped the actuators
