@@ -25,7 +25,8 @@ expect_lines() {
     fi
 }
 
-background geckocore "$bin/geckocore" --key "$key"
+# Any free port: a geckocore already running on this machine keeps its default one.
+background geckocore "$bin/geckocore" --key "$key" --listen "tcp://127.0.0.1:*"
 
 # pub_imu + sub_imu: sub_imu --count 5 prints five readings and exits.
 background pub_imu "$bin/pub_imu" --key "$key"

@@ -9,7 +9,7 @@ key="click-example-$$-$RANDOM"
 source "$(dirname "$0")/../../support/processes.sh"
 dir=$scratch
 
-background core "$bin/geckocore" --key "$key"
+background core "$bin/geckocore" --key "$key" --listen "tcp://127.0.0.1:*"  # any free port
 background sim "$bin/gecko-sim" --key "$key"
 background gateway "$bin/gecko-click-gateway" --key "$key" --bind "ipc://$dir/click"
 
