@@ -208,6 +208,31 @@ TEST_CASE("callbacks run from spin_once", "[pubsub]") {
     CHECK_THROWS_AS(sub.receive(1ms), gecko::Error);
 }
 
+TEST_CASE("a callback that throws is counted as a callback error, not a decode error, and the subscriber goes on",
+          "[pubsub]") {
+    auto node = make_node("throwing");
+    const auto e = unique_inproc("throwing");
+    gecko::PublisherOptions po;
+    po.endpoints = {e};
+    auto pub = node.publisher<Int64>("numbers", po);
+    gecko::SubscriberOptions so;
+    so.endpoints = {e};
+    std::vector<std::int64_t> seen;
+    auto sub = node.subscriber<Int64>("numbers", [&](const Int64& m) {
+        seen.push_back(m.data);
+        if (m.data % 2 == 1) throw std::runtime_error("odd number " + std::to_string(m.data));
+    }, so);
+    REQUIRE(pub.wait_for_subscribers(1, 2s));
+    for (int i = 0; i < 4; ++i) pub.publish(Int64{i});
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (seen.size() < 4 && std::chrono::steady_clock::now() < deadline) node.spin_once(100ms);
+    CHECK(seen == std::vector<std::int64_t>{0, 1, 2, 3});
+    const auto stats = sub.stats();
+    CHECK(stats.callback_errors == 2);
+    CHECK(stats.decode_errors == 0);
+    CHECK(stats.delivered == 2);
+}
+
 TEST_CASE("callbacks run on the background spinner", "[pubsub]") {
     auto node = make_node("background");
     const auto e = unique_inproc("background");

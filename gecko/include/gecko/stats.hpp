@@ -35,6 +35,7 @@ struct SubscriberStats {
     std::uint64_t unsupported_version = 0;
     std::uint64_t oversized = 0;      ///< frames above max_message_size
     std::uint64_t decode_errors = 0;  ///< payloads that did not decode into the type
+    std::uint64_t callback_errors = 0;///< messages whose callback threw (logged, the subscriber goes on)
     std::int64_t last_latency_ns = -1;///< receive time minus send time of the last message
     std::map<std::uint64_t, PeerStats> publishers;  ///< keyed by publisher id
 };
