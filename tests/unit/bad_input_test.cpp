@@ -190,3 +190,39 @@ TEST_CASE("sequence gaps are counted as drops per publisher", "[bad_input]") {
     CHECK(stats.publishers.at(99).drops == 3);
     CHECK(stats.publishers.at(99).received == 2);
 }
+
+TEST_CASE("each kind of bad input is logged once, with its reason and what to act on", "[bad_input]") {
+    test::LogCapture log;
+    Fixture f(1024);
+    for (int i = 0; i < 3; ++i) {
+        auto cut = frame("gecko.msgs.Int64", int_payload);
+        cut.resize(20);
+        f.inject(cut);                                                     // truncated
+        f.inject({'h', 'e', 'l', 'l', 'o'});                               // not a Gecko frame
+        f.inject(frame("gecko.msgs.Int64", int_payload, 0, 9));            // version 9
+        f.inject(frame("gecko.msgs.Int64", {0xc1}));                       // garbage msgpack
+        f.inject(frame("vendor.Unknown", int_payload));                    // a type nobody here reads
+        f.inject(frame("gecko.msgs.Int64", std::vector<std::uint8_t>(2000, 0)));  // above 1024 bytes
+    }
+    f.expect_good_message_still_arrives();
+    INFO([&] {
+        std::string all;
+        for (const auto& line : log.lines()) all += line + "\n";
+        return all;
+    }());
+    CHECK(log.count("truncated frame") == 1);
+    CHECK(log.count("not a Gecko frame") == 1);
+    CHECK(log.count("unsupported frame version") == 1);
+    CHECK(log.count("version 9, this build reads version 1") == 1);
+    CHECK(log.count("could not decode a gecko.msgs.Int64") == 1);
+    CHECK(log.count("expects gecko.msgs.Int64 but a publisher sends vendor.Unknown") == 1);
+    CHECK(log.count("larger than the configured maximum") == 1);
+    CHECK(log.count("SubscriberOptions::max_message_size = 1024") == 1);
+    CHECK(log.count("from publisher 99") == 2);  // the version and size lines name the sender
+    const auto stats = f.sub.stats();
+    CHECK(stats.malformed == 6);
+    CHECK(stats.unsupported_version == 3);
+    CHECK(stats.decode_errors == 3);
+    CHECK(stats.type_mismatches == 3);
+    CHECK(stats.oversized == 3);
+}

@@ -46,16 +46,22 @@ struct Pair {
 }  // namespace
 
 TEST_CASE("a subscriber of another type drops the messages and counts them", "[types]") {
+    test::LogCapture log;
     Pair<gecko::msgs::Int64, gecko::msgs::String> p;
     p.pub.publish(gecko::msgs::Int64{5});
+    p.pub.publish(gecko::msgs::Int64{6});
     CHECK_FALSE(p.sub.receive(200ms));
-    CHECK(p.sub.stats().type_mismatches == 1);
+    CHECK(p.sub.stats().type_mismatches == 2);
     CHECK(p.sub.stats().delivered == 0);
+    CHECK(log.count("expects gecko.msgs.String but a publisher sends gecko.msgs.Int64") == 1);  // once
 }
 
 TEST_CASE("the publisher learns that a subscriber expects another type", "[types]") {
+    test::LogCapture log;
     Pair<gecko::msgs::String, gecko::msgs::Int64> p;  // the other direction
     CHECK(p.pub.stats().mismatched_subscribers == 1);
+    CHECK(log.count("publisher of 'topic' sends gecko.msgs.String but subscriber of node 'types' expects "
+                    "gecko.msgs.Int64") == 1);
     p.pub.publish(gecko::msgs::String{"x"});
     CHECK_FALSE(p.sub.receive(200ms));
     CHECK(p.sub.stats().type_mismatches == 1);

@@ -4,6 +4,7 @@
 /// node name: `12:03:04.512 WARN  [imu_driver] ...`. The threshold comes from
 /// `GECKO_LOG` (debug, info, warn, error, off) and defaults to info.
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -18,9 +19,15 @@ LogLevel log_level() noexcept;
 /// Parses "debug"/"info"/"warn"/"error"/"off"; returns info for anything else.
 LogLevel parse_log_level(std::string_view text) noexcept;
 
-/// Writes one line to stderr if `level` passes the threshold. Thread-safe:
-/// lines from several threads never interleave.
+/// Writes one line to stderr (or to the sink below) if `level` passes the
+/// threshold. Thread-safe: lines from several threads never interleave.
 void log(LogLevel level, std::string_view who, std::string_view message);
+
+/// Receives every line that passes the threshold instead of stderr: route
+/// Gecko's logs into your own logging. Called with a lock held (one line at
+/// a time): keep it short and do not log from it. An empty sink restores stderr.
+using LogSink = std::function<void(LogLevel level, std::string_view who, std::string_view message)>;
+void set_log_sink(LogSink sink);
 
 /// A logger bound to a name (a node's name, "geckocore", ...).
 class Logger {

@@ -225,6 +225,30 @@ private:
         }
     }
 
+    // What the log line says beyond the reason: the numbers a user needs to act.
+    std::string frame_error_detail(FrameError error, const InFrame& frame) const {
+        std::string detail = std::to_string(frame.size()) + " bytes";
+        const std::uint8_t* bytes = frame.data();
+        if (error == FrameError::oversized) {
+            if (frame.size() >= 32) {
+                std::uint32_t payload = 0;
+                for (int i = 3; i >= 0; --i) payload = (payload << 8) | bytes[28 + i];
+                detail += ", payload " + std::to_string(payload) + " bytes";
+                if (bytes[3] & frame_flags::compressed) detail += " once inflated";
+            }
+            detail += "; the limit is SubscriberOptions::max_message_size = " + std::to_string(options_.max_message_size);
+        } else if (error == FrameError::unsupported_version && frame.size() > 2) {
+            detail += "; version " + std::to_string(bytes[2]) + ", this build reads version " +
+                      std::to_string(frame_version);
+        }
+        if (frame.size() >= 20 && error != FrameError::bad_magic && error != FrameError::truncated) {
+            std::uint64_t sender = 0;
+            for (int i = 7; i >= 0; --i) sender = (sender << 8) | bytes[12 + i];
+            detail += "; from publisher " + std::to_string(sender);
+        }
+        return detail;
+    }
+
     // Header, size and type checks; counts and logs (once per reason) what it rejects.
     bool accept(Slot& slot) {
         const FrameError error = parse_frame(slot.frame.data(), slot.frame.size(), options_.max_message_size, slot.view);
@@ -237,7 +261,7 @@ private:
                 ++stats_.malformed;
             }
             warn_once(static_cast<int>(error), std::string("dropped a frame on '") + topic_ + "': " + to_string(error) +
-                                                   " (" + std::to_string(slot.frame.size()) + " bytes)");
+                                                   " (" + frame_error_detail(error, slot.frame) + ")");
             return false;
         }
         const FrameHeader& h = slot.view.header;
@@ -301,16 +325,38 @@ private:
         try {
             visit(RawView{info_, payload, size});
             slot.frame.message.rebuild();  // give the bytes back now, not depth messages later
-        } catch (const std::exception& e) {
+        } catch (const Error& e) {
             slot.frame.message.rebuild();
+            if (e.code() != Errc::decode) {
+                callback_failed(e.what());
+                return false;
+            }
             std::lock_guard<std::mutex> lock(stats_mutex_);
             ++stats_.decode_errors;
             warn_once(1000, "subscriber of '" + topic_ + "' could not decode a " + info_.type_name + ": " + e.what());
+            return false;
+        } catch (const std::exception& e) {
+            // Decoding throws gecko::Error(decode) only: anything else came from the application's callback.
+            slot.frame.message.rebuild();
+            callback_failed(e.what());
             return false;
         }
         std::lock_guard<std::mutex> lock(stats_mutex_);
         ++stats_.delivered;
         return true;
+    }
+
+    // A callback that throws is the application's bug, not bad input: each
+    // distinct error is logged once (the first few), every one is counted.
+    void callback_failed(const std::string& what) {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        ++stats_.callback_errors;
+        if (callback_errors_logged_.size() < 8 && callback_errors_logged_.insert(what).second) {
+            node_->logger().error("the callback of subscriber of '" + topic_ + "' threw on message #" +
+                                  std::to_string(info_.sequence) + ": " + what +
+                                  " (the subscriber goes on; further identical errors are only counted in "
+                                  "stats().callback_errors)");
+        }
     }
 
     void warn_once(int reason, const std::string& message) {
@@ -345,6 +391,7 @@ private:
     std::set<std::string> connected_;
     std::size_t connected_count_ = 0;  // connected_.size(), read under socket_mutex_ alone
     std::set<int> warned_;
+    std::set<std::string> callback_errors_logged_;
     std::set<std::uint64_t> mismatch_warned_;
 
     std::mutex discovered_mutex_;
