@@ -8,7 +8,8 @@
 #include "add_types.hpp"
 
 int main(int argc, char** argv) {
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "add_client"));
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "add_client",
+        "calls the \"add\" service a few times"));
     auto add = node.client<AddRequest, AddReply>("add");
     add.wait_for_server(std::chrono::seconds(5));  // discovery connects us in the background
     for (int i = 1; i <= 3; ++i) {

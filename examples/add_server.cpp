@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
     gecko::install_signal_handlers();
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "adder"));
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "adder", "serves \"add\": adds two numbers"));
     auto service = node.service<AddRequest, AddReply>("add", [](const AddRequest& request) {
         return AddReply{request.a + request.b};
     });

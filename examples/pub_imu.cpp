@@ -10,7 +10,8 @@
 
 int main(int argc, char** argv) {
     gecko::install_signal_handlers();
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "imu_driver"));
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "imu_driver",
+        "publishes a simulated IMU reading at 100 Hz on topic \"imu\" (--count N: stop after N)"));
     auto imu = node.publisher<gecko::msgs::Imu>("imu");
 
     long count = -1;  // forever

@@ -11,7 +11,8 @@
 
 int main(int argc, char** argv) {
     gecko::install_signal_handlers();
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "imu_monitor"));
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "imu_monitor",
+        "prints the IMU readings published on \"imu\" (--count N: stop after N)"));
     auto imu = node.subscriber<gecko::msgs::Imu>("imu");
 
     long count = -1;  // forever

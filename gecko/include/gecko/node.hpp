@@ -50,7 +50,13 @@ struct NodeOptions {
     /// `--core HOST[:PORT]`, `--multicast GROUP:PORT`, `--interface ADDR`,
     /// `--no-multicast`, `--no-discovery`. Other arguments are left for the
     /// program. `default_name` is used when neither GECKO_NODE nor --name is given.
-    static NodeOptions from_args(int argc, const char* const* argv, const std::string& default_name = "");
+    ///
+    /// `--help` or `-h` prints `description` (the program's one-line summary,
+    /// with its own flags if it has any; skipped when empty) and these flags on
+    /// stdout, then **exits the process with status 0**, as a command-line parser
+    /// does. A program with more to say handles `--help` before calling this.
+    static NodeOptions from_args(int argc, const char* const* argv, const std::string& default_name = "",
+                                 const std::string& description = "");
 };
 
 class Node {

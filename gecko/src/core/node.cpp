@@ -234,13 +234,33 @@ NodeOptions NodeOptions::from_env() {
     return o;
 }
 
-NodeOptions NodeOptions::from_args(int argc, const char* const* argv, const std::string& default_name) {
+NodeOptions NodeOptions::from_args(int argc, const char* const* argv, const std::string& default_name,
+                                   const std::string& description) {
     NodeOptions o = from_env();
     if (!default_name.empty() && !std::getenv("GECKO_NODE")) o.name = default_name;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         const bool has_value = i + 1 < argc;
-        if (arg == "--key" && has_value) {
+        if (arg == "--help" || arg == "-h") {
+            const std::string program = argc > 0 && argv[0] ? std::string(argv[0]).substr(std::string(argv[0]).rfind('/') + 1)
+                                                            : detail::program_name();
+            const std::string help =
+                (description.empty() ? "" : program + ": " + description + "\n") + "usage: " + program +
+                " [options]\n"
+                "Node options (each also read from the environment):\n"
+                "  --key KEY              the key (robot, simulation) to join (GECKO_KEY); required\n"
+                "  --name NAME            this node's name (GECKO_NODE; default: " +
+                (o.name.empty() ? program : o.name) +
+                ")\n"
+                "  --core HOST[:PORT]     the geckocore's address, when multicast gets no answer (GECKO_CORE)\n"
+                "  --multicast GROUP:PORT the discovery multicast group (GECKO_MULTICAST)\n"
+                "  --interface ADDR       the interface for multicast and tcp (GECKO_INTERFACE)\n"
+                "  --no-multicast         find the core at --core only (GECKO_NO_MULTICAST=1)\n"
+                "  --no-discovery         no core: only explicit endpoints (GECKO_DISCOVERY=off)\n"
+                "  -h, --help             print this help and exit\n";
+            [[maybe_unused]] const auto written = ::write(STDOUT_FILENO, help.data(), help.size());
+            std::exit(0);
+        } else if (arg == "--key" && has_value) {
             o.key = argv[++i];
         } else if (arg == "--name" && has_value) {
             o.name = argv[++i];
