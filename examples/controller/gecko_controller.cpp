@@ -7,10 +7,13 @@
 #include <gecko/click/controller.hpp>
 #include <gecko/gecko.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,23 +53,58 @@ double joint_command(ValueType type, double q_ref, double v_ref, double q, doubl
     }
 }
 
+// Where each control's joint sits in the Sensor arrays, which follow
+// `joint_sensors_in_order`, an order of their own: matched by joint name.
+std::vector<std::size_t> sensor_indices(const std::string& name, const gecko::msgs::click::HandshakeObject& object) {
+    for (ValueType needed : {ValueType::angle, ValueType::angular_velocity_1d}) {
+        if (std::find(object.joint_sensors.begin(), object.joint_sensors.end(), needed) == object.joint_sensors.end()) {
+            throw std::runtime_error("object '" + name + "' has no " + to_string(needed) +
+                                     " joint sensor, which this controller needs");
+        }
+    }
+    std::vector<std::size_t> indices;
+    for (const auto& joint : object.controls_in_order) {
+        const auto& order = object.joint_sensors_in_order;
+        const auto at = std::find(order.begin(), order.end(), joint);
+        if (at == order.end()) throw std::runtime_error("object '" + name + "': joint '" + joint + "' has no sensor");
+        indices.push_back(static_cast<std::size_t>(at - order.begin()));
+    }
+    return indices;
+}
+
+// A command line the controller cannot act on: main() prints it and exits 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+constexpr const char* usage =
+    "usage: gecko-controller --key KEY [--steps 1000] [--sim sim] [--core HOST[:PORT]]\n"
+    "Handshakes with a Click lockstep simulation, tracks a sine on every joint, uses the\n"
+    "gripper, resets once midway, and prints the step rate and the tracking error.\n";
+
 }  // namespace
 
 int main(int argc, char** argv) try {
     for (int i = 1; i < argc; ++i) {
-        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-            std::cout << "usage: gecko-controller --key KEY [--steps 1000] [--sim sim] [--core HOST[:PORT]]\n"
-                         "Handshakes with a Click lockstep simulation, tracks a sine on every joint, uses the\n"
-                         "gripper, resets once midway, and prints the step rate and the tracking error.\n";
-            return 0;
-        }
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::cout << usage, 0;
     }
     gecko::install_signal_handlers();
     long steps = 1000;
     std::string sim = "sim";
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (std::string(argv[i]) == "--steps") steps = std::stol(argv[i + 1]);
-        if (std::string(argv[i]) == "--sim") sim = argv[i + 1];
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const bool node_flag = arg == "--key" || arg == "--name" || arg == "--core" || arg == "--multicast" ||
+                               arg == "--interface";  // read by from_args
+        if (arg == "--no-multicast" || arg == "--no-discovery") continue;
+        if (arg != "--steps" && arg != "--sim" && !node_flag) throw UsageError("unknown option '" + arg + "'");
+        if (i + 1 >= argc) throw UsageError(arg + " needs a value");
+        const std::string value = argv[++i];
+        if (arg == "--sim") sim = value;
+        if (arg != "--steps") continue;
+        char* end = nullptr;
+        steps = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || steps < 1 || steps > 1000000000)
+            throw UsageError("--steps takes a whole number of steps from 1 to 1000000000, not '" + value + "'");
     }
     gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-controller"));
 
@@ -82,10 +120,15 @@ int main(int argc, char** argv) try {
         std::cout << std::endl;
     }
 
-    // 2. Where every joint starts (a SensorRequest does not step).
+    std::map<std::string, std::vector<std::size_t>> sensor_index;  // per object: control j -> Sensor array index
+    for (const auto& [name, object] : handshake.objects)
+        if (!object.controls_in_order.empty()) sensor_index[name] = sensor_indices(name, object);
+
+    // 2. Where every joint starts (a SensorRequest does not step), in control order.
     gecko::msgs::click::Sensor sensor = controller.sensors().sensor();
     std::map<std::string, std::vector<double>> start;
-    for (const auto& [name, object] : sensor.objects) start[name] = object.angle_sensors;
+    for (const auto& [name, indices] : sensor_index)
+        for (std::size_t k : indices) start[name].push_back(sensor.objects.at(name).angle_sensors.at(k));
 
     // 3. The lockstep loop: one Control in, the sensors of one step out.
     const Trajectory trajectory;
@@ -110,11 +153,11 @@ int main(int argc, char** argv) try {
             auto& sum = integral[name];
             sum.resize(object.values.size(), 0.0);
             for (std::size_t j = 0; j < object.values.size(); ++j) {
-                const double q_ref = trajectory.angle(start[name][j], t, j);
-                sum[j] += (q_ref - measured.angle_sensors[j]) * dt;
-                object.values[j] = joint_command(announced.control_types_in_order[j], q_ref,
-                                                 trajectory.velocity(t, j), measured.angle_sensors[j],
-                                                 measured.angular_velocity_sensors[j], sum[j]);
+                const std::size_t k = sensor_index.at(name).at(j);
+                const double q_ref = trajectory.angle(start[name][j], t, j), q = measured.angle_sensors.at(k);
+                sum[j] += (q_ref - q) * dt;
+                object.values[j] = joint_command(announced.control_types_in_order[j], q_ref, trajectory.velocity(t, j),
+                                                 q, measured.angular_velocity_sensors.at(k), sum[j]);
             }
             if (announced.control_events.count("gripper")) {
                 object.control_events["gripper"] = std::fmod(t, 4.0) >= 1.0;  // closed 3 s out of 4
@@ -138,7 +181,7 @@ int main(int argc, char** argv) try {
         for (const auto& [name, object] : control.objects) {
             const auto& angles = sensor.objects.at(name).angle_sensors;
             for (std::size_t j = 0; j < object.values.size(); ++j) {
-                const double e = angles[j] - trajectory.angle(start[name][j], t, j);
+                const double e = angles.at(sensor_index.at(name).at(j)) - trajectory.angle(start[name][j], t, j);
                 auto& [sum, n] = error_by_type[handshake.objects.at(name).control_types_in_order[j]];
                 sum += e * e;
                 ++n;
@@ -155,7 +198,10 @@ int main(int argc, char** argv) try {
         std::cout << ' ' << to_string(type) << ' ' << std::sqrt(sum_n.first / std::max(sum_n.second, 1L)) << " rad";
     std::cout << std::endl;
     return done == steps ? 0 : 1;
-} catch (const gecko::Error& e) {
+} catch (const UsageError& e) {
+    std::cerr << "gecko-controller: " << e.what() << "\n" << usage;
+    return 2;
+} catch (const std::exception& e) {
     std::cerr << "gecko-controller: " << e.what() << std::endl;
     return 1;
 }

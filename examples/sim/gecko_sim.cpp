@@ -13,11 +13,13 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,22 +43,44 @@ struct Args {
     bool exit_on_error = false;
 };
 
+// A command line gecko-sim cannot act on: main() prints it and exits 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// `text` as an integer in [min, max], or a UsageError naming `flag`.
+long number(const std::string& flag, const std::string& text, long min, long max) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+        throw UsageError(flag + " takes an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                         ", not '" + text + "'");
+    }
+    return v;
+}
+
 Args parse_args(int argc, char** argv) {
     Args a;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw gecko::Error(gecko::Errc::invalid_argument, arg + " needs a value");
+            if (i + 1 >= argc) throw UsageError(arg + " needs a value");
             return argv[++i];
         };
         if (arg == "--scene") a.scene_file = value();
         else if (arg == "--robots") a.robots = split(value(), ',');
-        else if (arg == "--joints") a.joints = static_cast<unsigned>(std::stoul(value()));
+        else if (arg == "--joints") a.joints = static_cast<unsigned>(number(arg, value(), 1, 64));
         else if (arg == "--control-types") a.control_types = split(value(), ',');
-        else if (arg == "--watchdog-ms") a.watchdog_ms = std::stol(value());
+        else if (arg == "--watchdog-ms") a.watchdog_ms = number(arg, value(), 0, 3600 * 1000);
         else if (arg == "--sim") a.sim = value();
         else if (arg == "--exit-on-error") a.exit_on_error = true;
+        // The node's own flags, read by NodeOptions::from_args.
+        else if (arg == "--key" || arg == "--name" || arg == "--core" || arg == "--multicast" || arg == "--interface") value();
+        else if (arg == "--no-multicast" || arg == "--no-discovery") continue;
+        else throw UsageError("unknown option '" + arg + "'");
     }
+    if (a.control_types.empty()) throw UsageError("--control-types needs at least one type");
     return a;
 }
 
@@ -123,6 +147,7 @@ void print_status(const gecko::click::SimulationStatus& s, double sim_time) {
 constexpr const char* usage =
     "usage: gecko-sim --key KEY [--scene FILE | --robots robot1,robot2 --joints N --control-types angle,torque]\n"
     "                 [--watchdog-ms 1000] [--sim sim] [--exit-on-error] [--core HOST[:PORT]]\n"
+    "                 [--name NAME] [--multicast GROUP:PORT] [--interface ADDR] [--no-multicast]\n"
     "Serves a deterministic arm simulation in Click lockstep on topics SIM/click/request and SIM/click/answer.\n";
 
 int main(int argc, char** argv) try {
@@ -170,6 +195,9 @@ int main(int argc, char** argv) try {
     print_status(server.status(), backend.simulation().time());
     std::cout << "gecko-sim: stopped" << std::endl;
     return 0;
+} catch (const UsageError& e) {
+    std::cerr << "gecko-sim: " << e.what() << "\n" << usage;
+    return 2;
 } catch (const std::exception& e) {
     std::cerr << "gecko-sim: " << e.what() << std::endl;
     return 1;
