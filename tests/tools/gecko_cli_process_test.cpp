@@ -180,8 +180,8 @@ TEST_CASE("gecko list shows a publisher's topic, type and node", "[tools][proces
 TEST_CASE("gecko list flags a type conflict and names both types", "[tools][process][types]") {
     Key k;
     k.start_pub_imu();
-    // A subscriber that insists on another type for the same topic.
-    k.start_gecko_background({"echo", "imu", "--type", "gecko.msgs.String"});
+    // A publisher that insists on another type for the same topic (gecko echo --type refuses to).
+    k.start_gecko_background({"pub", "imu", "--type", "gecko.msgs.String", "--force", "--rate", "10", R"({"data": "x"})"});
     const auto list = k.wait_for_list([](const std::string& out) { return contains(out, "type conflicts"); });
     CHECK(has_topic_line(list, "imu", "(!)"));
     const auto conflicts = list.substr(list.find("type conflicts"));
@@ -385,4 +385,71 @@ TEST_CASE("gecko doctor checks interfaces, route and the core both ways", "[tool
     CHECK(contains(bad.out, "no core of key '" + k.key() + "' answered"));
     CHECK(contains(bad.out, "geckocore --key " + k.key()));
     CHECK(contains(bad.out, "GECKO_CORE="));
+}
+
+// ---- gecko pub checks fields and types; gecko echo --type refuses another type; examples' --help ----
+
+TEST_CASE("gecko pub rejects a field a gecko.msgs type does not have", "[tools][process][pub]") {
+    Key k;
+    const auto top = k.gecko({"pub", "imu", "--type", "gecko.msgs.Imu", R"({"foo": 1})", "--wait", "0"});
+    INFO(top.out << top.err);
+    CHECK(top.exit_code == 2);
+    CHECK(contains(top.err, "no field 'foo'"));
+    CHECK(contains(top.err, "stamp_ns, frame_id, accel, gyro, mag, orientation"));
+
+    const auto nested = k.gecko({"pub", "imu", "--type", "gecko.msgs.Imu", R"({"accel": {"q": 1}})", "--wait", "0"});
+    INFO(nested.err);
+    CHECK(nested.exit_code == 2);
+    CHECK(contains(nested.err, "'accel.q'"));
+    CHECK(contains(nested.err, "x, y, z"));
+
+    const auto wrong = k.gecko({"pub", "imu", "--type", "gecko.msgs.Imu", R"({"stamp_ns": "now"})", "--wait", "0"});
+    CHECK(wrong.exit_code == 2);
+    CHECK(contains(wrong.err, "stamp_ns"));
+
+    const auto good = k.gecko({"pub", "imu", "--type", "gecko.msgs.Imu", R"({"stamp_ns": 1, "accel": {"z": 9.81}})",
+                               "--wait", "0"});
+    INFO(good.err);
+    CHECK(good.exit_code == 0);
+    // A type gecko does not know is sent as written.
+    CHECK(k.gecko({"pub", "other", "--type", "test.Anything", R"({"foo": 1})", "--wait", "0"}).exit_code == 0);
+}
+
+TEST_CASE("gecko pub and gecko echo refuse a --type the topic does not have", "[tools][process][pub][types]") {
+    Key k;
+    k.start_pub_imu();
+    k.wait_for_list([](const std::string& out) { return has_topic_line(out, "imu", "gecko.msgs.Imu"); });
+
+    const auto pub = k.gecko({"pub", "imu", "--type", "gecko.msgs.String", R"({"data": "x"})", "--wait", "0"});
+    INFO(pub.out << pub.err);
+    CHECK(pub.exit_code == 1);
+    CHECK(contains(pub.err, "gecko.msgs.Imu"));
+    CHECK(contains(pub.err, "gecko.msgs.String"));
+    CHECK(contains(pub.err, "--force"));
+    CHECK(contains(k.gecko({"pub", "--help"}).out, "--force"));
+
+    const auto echo = k.gecko({"echo", "imu", "--type", "gecko.msgs.String"}, 10s);
+    INFO(echo.err);
+    CHECK(echo.exit_code == 1);
+    CHECK(contains(echo.err, "gecko.msgs.Imu"));
+    CHECK(contains(echo.err, "gecko.msgs.String"));
+
+    const auto same = k.gecko({"echo", "imu", "--type", "gecko.msgs.Imu", "--count", "1", "--json"}, 10s);
+    CHECK(same.exit_code == 0);
+    CHECK(same.lines.size() == 1);
+}
+
+TEST_CASE("pub_imu --help prints the node options and exits 0, with or without a key", "[tools][process][examples]") {
+    Key k;
+    auto o = k.options();
+    o.unset_env.push_back("GECKO_KEY");
+    o.env.erase("GECKO_KEY");
+    for (const auto& args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"--key", k.key(), "--help"}}) {
+        const auto r = Key::finish(Process::spawn(PUB_IMU_PATH, args, o), 10s);
+        INFO(r.out << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(contains(r.out, "publishes a simulated IMU reading"));
+        CHECK(contains(r.out, "--key KEY"));
+        CHECK(contains(r.out, "--core HOST[:PORT]"));
+    }
 }

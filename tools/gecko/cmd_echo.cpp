@@ -2,6 +2,7 @@
 // gecko echo TOPIC: prints the messages of any topic, decoded generically
 // from msgpack (no generated code), as indented text or as JSON lines.
 #include <cstdio>
+#include <set>
 
 #include <gecko/node.hpp>
 #include <gecko/signals.hpp>
@@ -29,14 +30,34 @@ int run_echo(const Args& args) {
         .flag("--json", "one JSON object per line", json)
         .flag("--with-info", "with --json: wrap each message with its metadata (seq, publisher, latency...)", with_info)
         .flag("--full", "text mode: print long arrays whole (default: the first 32 items)", full)
-        .option("--type", "NAME", "subscribe with this type instead of the one the core reports", type)
+        .option("--type", "NAME", "subscribe with this type instead of the one the core reports (exit 1 if the topic has another)", type)
         .connection(connection);
     if (!parser.parse(args)) return exit_ok;
 
     install_signal_handlers();
     std::map<std::uint64_t, std::string> names;
-    if (type.empty()) type = wait_for_topic_type(connection, "echo", topic, &names);
-    if (type.empty()) return exit_ok;  // interrupted while waiting
+    if (type.empty()) {
+        type = wait_for_topic_type(connection, "echo", topic, &names);
+        if (type.empty()) return exit_ok;  // interrupted while waiting
+    } else if (connection.node.discovery) {
+        // A type the topic does not have would drop every message: nothing would ever print.
+        const auto r = query(connection);
+        names = producer_names(r, topic);
+        std::string others;
+        if (const auto* t = r.find(topic)) {
+            std::set<std::string> types;
+            for (const auto& p : t->producers) types.insert(p.peer.reg.type_name);
+            for (const auto& c : t->consumers) types.insert(c.peer.reg.type_name);
+            for (const auto& ty : types)
+                if (!ty.empty() && ty != type) others += (others.empty() ? "" : ", ") + ty;
+        }
+        if (!others.empty()) {
+            std::fprintf(stderr, "gecko echo: topic '%s' has type %s, not %s: its messages would be dropped "
+                                 "(leave out --type to read it as it is)\n",
+                         topic.c_str(), others.c_str(), type.c_str());
+            return exit_failure;
+        }
+    }
 
     Node node(connection.node);
     SubscriberOptions options;
