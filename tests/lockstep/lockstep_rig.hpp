@@ -46,6 +46,7 @@ struct CountingBackend : gecko::click::Backend {
     std::atomic<int> applies{0};
     std::atomic<int> resets{0};
     std::atomic<int> stops{0};
+    std::vector<std::chrono::steady_clock::time_point> stop_times;  // read once the server is over
     std::atomic<int> handshakes{0};
     std::atomic<int> ended_runs{0};
     std::chrono::milliseconds step_duration{0};  ///< to make a step slow (exercises re-sends)
@@ -105,6 +106,7 @@ struct CountingBackend : gecko::click::Backend {
     void stop_actuators() override {
         ++stops;
         std::lock_guard<std::mutex> lock(mutex);
+        stop_times.push_back(std::chrono::steady_clock::now());
         controls = {0.0, 0.0};
     }
     void ended(const std::string& reason) override {

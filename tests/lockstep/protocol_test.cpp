@@ -594,6 +594,24 @@ TEST_CASE("an interrupt sends stop commands for stop_cycles cycles before the se
     CHECK(rig.server->status().state == State::over);
 }
 
+TEST_CASE("stop cycles are spread over stop_cycle_period, as over a real robot's bus cycles",
+          "[lockstep][interrupt]") {
+    CountingBackend backend;
+    gecko::click::SimulationServerOptions options;
+    options.stop_cycles = 4;
+    options.stop_cycle_period = std::chrono::milliseconds(5);
+    Rig rig(backend, options);
+    auto ctl = rig.controller();
+    ctl.handshake();
+    REQUIRE(ctl.step(arm_control(1.0, 1.0)).is_sensor());
+    const std::size_t before = backend.stops;
+    rig.server->shutdown();
+    REQUIRE(eventually([&] { return rig.over.load(); }));
+    REQUIRE(backend.stop_times.size() - before == 4);
+    for (std::size_t i = before + 1; i < backend.stop_times.size(); ++i)
+        CHECK(backend.stop_times[i] - backend.stop_times[i - 1] >= std::chrono::milliseconds(5));
+}
+
 // ---------------------------------------------------------------------------
 // Envelopes
 // ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 namespace gecko::click {
 
@@ -74,7 +75,11 @@ struct SimulationServer::Impl {
         }
         try {
             if (step.send_stop_commands) {
+                if (options.stop_cycle_period.count() > 0 && last_stop_commands) {
+                    std::this_thread::sleep_until(*last_stop_commands + options.stop_cycle_period);
+                }
                 backend.stop_actuators();
+                last_stop_commands = Clock::now();
                 ++live.stop_commands;
             }
             if (step.apply_config && reset_on_start) {
@@ -408,6 +413,7 @@ struct SimulationServer::Impl {
     std::map<std::string, Cached> cache;
     std::string owner;
     Clock::time_point owner_seen;
+    std::optional<Clock::time_point> last_stop_commands;  // paces stop cycles (stop_cycle_period)
     bool running{false};
     bool reset_pending{false};
     bool reset_on_start{false};

@@ -100,6 +100,11 @@ struct SimulationServerOptions {
     std::chrono::milliseconds watchdog{0};
     /// Cycles of stop commands before a start is honoured and before exit (spine's N).
     unsigned stop_cycles{5};
+    /// Shortest time between two cycles of stop commands. A real robot: its
+    /// bus period, so that each cycle's commands reach the actuators (as
+    /// Upkie's spine spreads them over its cycles). 0: back to back, for a
+    /// simulation whose stop_actuators() takes effect at once.
+    std::chrono::milliseconds stop_cycle_period{0};
     /// How often the server runs a spine cycle when no request comes (stop
     /// commands, watchdog check). Also the poll granularity of run().
     std::chrono::milliseconds idle_cycle{10};
