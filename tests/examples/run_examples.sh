@@ -52,3 +52,14 @@ run echo_scan "$bin/gecko" echo --key "$key" scan --count 1
 expect_lines echo_scan.out 1 '^--- scan #[0-9]+ from lidar_driver@.*\(gecko\.msgs\.Lidar, [0-9.]+ KiB compressed\)$'
 expect_lines echo_scan.out 1 '^ranges: \[4\.0, .*\.\.\. \+1968 more\]$'
 echo "ok: pub_lidar_compressed -> gecko echo, compressed sweep of 2000 points"
+
+# Usage: --help prints the node options and exits 0; no key is a usage error (2), said plainly.
+run help "$bin/sub_imu" --help
+expect_lines help.out 1 '^  --key KEY '
+set +e
+env -u GECKO_KEY "$bin/sub_imu" >"$logs/nokey.out" 2>"$logs/nokey.err"
+status=$?
+set -e
+[[ $status == 2 ]] || { echo "FAIL: sub_imu without a key exited $status, not 2"; cat "$logs/nokey.err"; exit 1; }
+expect_lines nokey.err 1 'no key: give --key KEY or set GECKO_KEY'
+echo "ok: --help exits 0, no key exits 2 with a clear message"

@@ -55,6 +55,8 @@ struct NodeOptions {
     /// with its own flags if it has any; skipped when empty) and these flags on
     /// stdout, then **exits the process with status 0**, as a command-line parser
     /// does. A program with more to say handles `--help` before calling this.
+    /// Without a key (neither --key nor GECKO_KEY) it says so on stderr and
+    /// **exits with status 2** (a usage error).
     static NodeOptions from_args(int argc, const char* const* argv, const std::string& default_name = "",
                                  const std::string& description = "");
 };

@@ -276,6 +276,13 @@ NodeOptions NodeOptions::from_args(int argc, const char* const* argv, const std:
             o.discovery = false;
         }
     }
+    if (o.key.empty()) {
+        // A usage error, reported as a command-line parser does (not an uncaught exception).
+        const std::string program = argc > 0 ? argv[0] : "gecko";
+        const std::string message = program + ": no key: give --key KEY or set GECKO_KEY (--help lists the options)\n";
+        [[maybe_unused]] const auto written = ::write(STDERR_FILENO, message.data(), message.size());
+        std::exit(2);
+    }
     return o;
 }
 
