@@ -2,12 +2,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <gecko/frame.hpp>
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/std.hpp>
 
+#include <zmq.hpp>
+
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -141,4 +146,37 @@ TEST_CASE("a request of the wrong type gets an error naming both types", "[servi
         CHECK(what.find("gecko.msgs.Int64") != std::string::npos);
         CHECK(what.find("gecko.msgs.String") != std::string::npos);
     }
+}
+
+TEST_CASE("a malformed request is answered with an error for its call, not left to time out", "[service][bad_input]") {
+    auto node = test::make_node("svc-raw");
+    const std::string endpoint = "ipc:///tmp/gecko-unit-svc-" + std::to_string(::getpid());
+    gecko::ServiceOptions so;
+    so.endpoints = {endpoint};
+    auto service = node.service<Int64, Int64>("double", [](const Int64& x) { return Int64{2 * x.data}; }, so);
+    node.spin_in_background();
+
+    // A foreign client: a DEALER sending a frame whose flags this build does not know.
+    zmq::context_t context;
+    zmq::socket_t dealer(context, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.set(zmq::sockopt::rcvtimeo, 5000);
+    dealer.connect(endpoint);
+    std::vector<std::uint8_t> request(gecko::frame_header_size("gecko.msgs.Int64"));
+    gecko::FrameHeader h;
+    h.type_name = "gecko.msgs.Int64";
+    h.sequence = 77;
+    gecko::write_frame_header(request.data(), h);
+    request[3] = 0x80;
+    dealer.send(zmq::buffer(request), zmq::send_flags::none);
+
+    zmq::message_t reply;
+    REQUIRE(dealer.recv(reply));
+    gecko::FrameView view;
+    REQUIRE(gecko::parse_frame(static_cast<const std::uint8_t*>(reply.data()), reply.size(), 1 << 20, view) ==
+            gecko::FrameError::none);
+    CHECK(view.header.sequence == 77);
+    CHECK((view.header.flags & gecko::frame_flags::error) != 0);
+    CHECK(service.rejected() == 1);
+    node.stop_spinning();
 }

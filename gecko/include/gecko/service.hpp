@@ -32,7 +32,8 @@ public:
     Service() = default;
     explicit Service(RawServer raw) : raw_(std::move(raw)) {}
     std::vector<std::string> endpoints() const { return raw_.endpoints(); }
-    std::uint64_t requests() const { return raw_.requests(); }
+    std::uint64_t requests() const { return raw_.requests(); }  ///< requests answered
+    std::uint64_t rejected() const { return raw_.rejected(); }  ///< malformed or mistyped requests answered with an error
     RawServer& raw() noexcept { return raw_; }
 
 private:

@@ -126,7 +126,15 @@ private:
         FrameView view;
         const FrameError error = parse_frame(static_cast<const std::uint8_t*>(request.data()), request.size(),
                                              options_.max_message_size, view);
-        const std::uint64_t sequence = error == FrameError::none ? view.header.sequence : 0;
+        std::uint64_t sequence = view.header.sequence;
+        if (error != FrameError::none) {
+            // Answer even a broken request where it says which call it is, so that
+            // its client learns why instead of timing out.
+            sequence = 0;
+            const auto* bytes = static_cast<const std::uint8_t*>(request.data());
+            if (request.size() >= 12)
+                for (int i = 7; i >= 0; --i) sequence = (sequence << 8) | bytes[4 + i];
+        }
         if (error != FrameError::none) {
             reply_error(identity, sequence, std::string("service '") + name_ + "' rejected a request: " + to_string(error));
             return;
