@@ -125,13 +125,34 @@ gecko::sim::SceneConfig load_scene(const Args& a) {
     return gecko::sim::SceneConfig::demo();
 }
 
-// A line typed on stdin, if one is ready (never blocks).
+// A line typed on stdin, if one is ready (never blocks). Reads the descriptor
+// itself: several lines arriving in one write are all returned, one per call.
 bool read_command(std::string& line) {
+    static std::string pending;  // read, not yet returned
     static bool closed = false;
-    pollfd p{STDIN_FILENO, POLLIN, 0};
-    if (closed || ::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP))) return false;
-    closed = !std::getline(std::cin, line);
-    return !closed;
+    for (;;) {
+        const auto newline = pending.find('\n');
+        if (newline != std::string::npos) {
+            line = pending.substr(0, newline);
+            pending.erase(0, newline + 1);
+            return true;
+        }
+        if (closed) {
+            if (pending.empty()) return false;
+            line = std::move(pending);
+            pending.clear();
+            return true;
+        }
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP))) return false;
+        char buffer[512];
+        const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n <= 0) {
+            closed = true;
+        } else {
+            pending.append(buffer, static_cast<std::size_t>(n));
+        }
+    }
 }
 
 void print_status(const gecko::click::SimulationStatus& s, double sim_time) {

@@ -117,6 +117,10 @@ TEST_CASE("geckocore, gecko-sim and gecko-controller run 200 lockstep steps", "[
     REQUIRE(status);
     CHECK(status->find("steps=200") != std::string::npos);
     CHECK(status->find("controller=-") != std::string::npos);
+    // Two commands in one write are both served.
+    REQUIRE(sim.write_line("status\nstatus"));
+    CHECK(sim.wait_for_line("status:", 5s));
+    CHECK(sim.wait_for_line("status:", 5s));
 
     // SIGINT: stop cycles, then a clean exit.
     sim.kill(SIGINT);
