@@ -580,58 +580,6 @@ std::optional<std::string> check_control(const mc::Control& control) {
     return std::nullopt;
 }
 
-std::optional<std::string> check_control_against(const mc::Control& control, const mc::Handshake& handshake) {
-    if (std::optional<std::string> reason = check_control(control)) return reason;
-    for (const auto& [name, obj] : control.objects) {
-        const auto it = handshake.objects.find(name);
-        if (it == handshake.objects.end()) {
-            std::vector<std::string> known;
-            for (const auto& entry : handshake.objects) known.push_back(in_quotes(entry.first));
-            return "unknown object " + in_quotes(name) + " (the handshake has: " + (known.empty() ? "no objects" : join(known)) + ")";
-        }
-        const mc::HandshakeObject& hs = it->second;
-        const std::size_t expected = hs.controls_in_order.size();
-
-        const char* array_name = "values";
-        const std::vector<double>* array = &obj.values;
-        std::optional<mc::ValueType> implied;  // the control type a deprecated array implies
-        if (!obj.angles.empty()) {
-            array_name = "angles";
-            array = &obj.angles;
-            implied = mc::ValueType::angle;
-        } else if (!obj.angular_velocities.empty()) {
-            array_name = "angularVelocities";
-            array = &obj.angular_velocities;
-            implied = mc::ValueType::angular_velocity_1d;
-        } else if (!obj.torques.empty()) {
-            array_name = "torques";
-            array = &obj.torques;
-            implied = mc::ValueType::torque_1d;
-        }
-        if (array->size() != expected) {
-            return "object " + in_quotes(name) + " sends " + std::to_string(array->size()) + " " + array_name +
-                   ", but its handshake has " + std::to_string(expected) + " controls (" + join(hs.controls_in_order) + ")";
-        }
-        if (implied) {
-            for (std::size_t i = 0; i < hs.control_types_in_order.size(); ++i) {
-                if (hs.control_types_in_order[i] != *implied) {
-                    const std::string joint = i < hs.controls_in_order.size() ? hs.controls_in_order[i] : std::to_string(i);
-                    return "object " + in_quotes(name) + " sends " + array_name + ", but its control " + in_quotes(joint) +
-                           " takes " + mc::to_string(hs.control_types_in_order[i]) + "; send values instead";
-                }
-            }
-        }
-        for (const auto& [event, on] : obj.control_events) {
-            (void)on;
-            if (hs.control_events.count(event) == 0) {
-                return "object " + in_quotes(name) + " sends control event " + in_quotes(event) +
-                       ", which its handshake does not list";
-            }
-        }
-    }
-    return std::nullopt;
-}
-
 std::function<std::string(std::string_view)> make_click_handler(std::function<ServerAnswer(const ClientRequest&)> serve) {
     auto last_id = std::make_shared<std::uint64_t>(0);
     return [serve = std::move(serve), last_id](std::string_view bytes) -> std::string {

@@ -83,13 +83,6 @@ const char* kind_name(const Decoded& msg) noexcept;
 /// @return the reason if violated, or nullopt.
 std::optional<std::string> check_control(const mc::Control& control);
 
-/// Checks a Control against the Handshake the server sent: every object is in the
-/// handshake; an object that has controls sends exactly one number per control,
-/// in one array; a deprecated array (angles, ...) is only used for joints of that
-/// control type; every control event is one the handshake lists. Objects absent
-/// from the Control are not checked (the simulation keeps their last command).
-/// @return the reason, naming the object and what is wrong, or nullopt if it fits.
-std::optional<std::string> check_control_against(const mc::Control& control, const mc::Handshake& handshake);
 
 /// What a Click client may send to a server.
 using ClientRequest = std::variant<mc::HandshakeInit, mc::SensorRequest, mc::Control, mc::Reset, mc::Error>;
