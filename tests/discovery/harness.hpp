@@ -57,6 +57,7 @@ inline Process start_node(const std::string& key, const std::string& name, std::
     SpawnOptions o;
     o.env = std::move(env);
     o.env.emplace("GECKO_LOG", "warn");
+    o.stderr_mode = Stderr::merge;  // its warnings are part of what tests check
     for (const char* v : {"GECKO_KEY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_NO_MULTICAST", "GECKO_INTERFACE"})
         if (!o.env.count(v)) o.unset_env.push_back(v);
     auto p = Process::spawn(FAKE_NODE_PATH, args, o);

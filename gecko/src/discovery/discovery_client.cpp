@@ -180,6 +180,7 @@ struct DiscoveryClient::Impl {
     void on_peers(const msgpack::object& root);
     void deliver(std::uint64_t id, Watch& w);
     void lose_core(Clock::time_point now, const std::string& why);
+    void register_again(Clock::time_point now);
     void refresh_attempts();
     std::string describe_attempts_copy() const {
         std::lock_guard<std::mutex> lock(state_mutex);
@@ -266,6 +267,16 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
     log.debug("discovery: connecting to geckocore at " + endpoint);
 }
 
+// The core answers but must hear our registrations again (it restarted, or
+// expired our lease): at once, and with a fresh search clock, so that the
+// "no geckocore yet" warning only comes if this takes find_timeout.
+void DiscoveryClient::Impl::register_again(Clock::time_point now) {
+    acked = false;
+    search_started = now;
+    warned = false;
+    next_hello = now;
+}
+
 void DiscoveryClient::Impl::lose_core(Clock::time_point now, const std::string& why) {
     if (acked) log.warn("discovery: lost geckocore at " + core_endpoint + " (" + why + "); keeping the known peers and searching again");
     acked = false;
@@ -346,6 +357,8 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         if (restarted)
             log.info("discovery: geckocore restarted (instance " + std::to_string(inst) + "); re-registered " +
                      std::to_string(registrations.size()) + " entities");
+        else if (warned)
+            log.info("discovery: found geckocore for key '" + opt.key + "' at " + core_endpoint);
         else if (!ever_acked)
             log.debug("discovery: registered with geckocore at " + core_endpoint);
         ever_acked = true;
@@ -358,13 +371,9 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     } else if (t == "unknown") {
         // The core does not know us: it restarted, or expired our lease.
         if (acked) log.info("discovery: geckocore does not know this node (restart?); registering again");
-        acked = false;
-        next_hello = now;
+        register_again(now);
     } else if (t == "hb") {
-        if (acked && inst != 0 && inst != instance) {
-            acked = false;
-            next_hello = now;
-        }
+        if (acked && inst != 0 && inst != instance) register_again(now);
     } else if (t == "peers") {
         on_peers(root);
     } else if (t == "error") {
@@ -438,7 +447,10 @@ void DiscoveryClient::Impl::run() {
             if (finder->multicast_enabled()) wake = std::min(wake, finder->tick(now));
             const bool fallback_due = !finder->multicast_enabled() || now - search_started >= opt.find_timeout;
             if (!dealer && fallback_due && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
-            if (!warned && now - search_started >= opt.find_timeout) {
+            // With a fallback address that is only tried after the multicast
+            // search, give it find_timeout of its own before warning.
+            const bool fallback_later = finder->multicast_enabled() && !finder->explicit_endpoint().empty();
+            if (!warned && now - search_started >= (fallback_later ? 2 * opt.find_timeout : opt.find_timeout)) {
                 warned = true;
                 refresh_attempts();
                 log.warn("discovery: no geckocore for key '" + opt.key + "' yet (" + describe_attempts_copy() + "); still trying");
@@ -520,8 +532,7 @@ void DiscoveryClient::Impl::run() {
                     if (!acked) connect_to(answer.endpoint, now);
                     // else: another core for our key elsewhere; the cores report duplicates.
                 } else if (acked && answer.instance != instance) {
-                    acked = false;  // same address, new core: register again at once
-                    next_hello = now;
+                    register_again(now);  // same address, new core
                 }
             }
             refresh_attempts();
