@@ -285,12 +285,15 @@ TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignore
     REQUIRE(sub.wait_for_line(peers_line(1, 0), 5s));
 }
 
-TEST_CASE("a second core for the same key is reported by both cores", "[discovery][process]") {
+TEST_CASE("a second core for the same key is reported by both cores and by the nodes", "[discovery][process]") {
     const auto key = test_key("twin");
     auto one = CoreProcess::start(key);
     auto two = CoreProcess::start(key);
     CHECK(one.proc.wait_for_line("another geckocore serves key", 8s));
     CHECK(two.proc.wait_for_line("another geckocore serves key", 8s));
+    // A node registers with one of them and says that another answers too.
+    auto node = start_node(key, "node");
+    CHECK(node.wait_for_line("a second geckocore for key", 8s));
 }
 
 TEST_CASE("geckocore exits 0 on SIGTERM, 2 on usage errors, 1 when it cannot listen", "[discovery][process][cli]") {

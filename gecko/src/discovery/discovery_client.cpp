@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace gecko::detail {
@@ -156,6 +157,7 @@ struct DiscoveryClient::Impl {
     milliseconds heartbeat_period{1000};
     milliseconds core_lease{3000};
     bool warned = false;
+    std::set<std::uint64_t> other_cores_warned;  // instances of other cores for our key, warned about once
     bool hello_unsent = false;  // the last hello was not queued (ZMQ_IMMEDIATE: no connection yet)
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
     bool ever_acked = false;
@@ -529,8 +531,14 @@ void DiscoveryClient::Impl::run() {
             if (at < 0 || !(items[at].revents & ZMQ_POLLIN)) continue;
             for (const auto& answer : finder->read(static_cast<int>(items[at].fd))) {
                 if (answer.endpoint != core_endpoint) {
-                    if (!acked) connect_to(answer.endpoint, now);
-                    // else: another core for our key elsewhere; the cores report duplicates.
+                    if (!acked) {
+                        connect_to(answer.endpoint, now);
+                    } else if (answer.instance != instance && other_cores_warned.insert(answer.instance).second) {
+                        log.warn("discovery: a second geckocore for key '" + opt.key + "' answers at " +
+                                 answer.endpoint + "; this node uses the one at " + core_endpoint +
+                                 ". Nodes may be split between them and not see each other: stop one "
+                                 "(gecko doctor --key " + opt.key + " lists both)");
+                    }
                 } else if (acked && answer.instance != instance) {
                     register_again(now);  // same address, new core
                 }
