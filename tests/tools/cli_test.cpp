@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "commands.hpp"
 #include "format.hpp"
 
 using gecko::tools::Connection;
@@ -108,4 +109,14 @@ TEST_CASE("tables align columns, counting UTF-8 characters", "[cli]") {
     CHECK(gecko::tools::format_bytes(21094) == "20.6 KiB");
     CHECK(gecko::tools::format_ns(183000) == "183 µs");
     CHECK(gecko::tools::format_ns(-1) == "-");
+}
+
+TEST_CASE("gecko list shows the core's counters that mean trouble, and only those", "[cli]") {
+    gecko::detail::QueryResult r;
+    CHECK(gecko::tools::render_list(r).find("geckocore counters") == std::string::npos);
+    r.counters["duplicate_cores"] = 3;
+    r.counters["leases_expired"] = 2;  // normal life: not shown
+    const std::string out = gecko::tools::render_list(r);
+    CHECK(out.find("3 announcements from another geckocore for this key") != std::string::npos);
+    CHECK(out.find("leases") == std::string::npos);
 }

@@ -70,6 +70,18 @@ std::string render_list(const detail::QueryResult& r) {
         out += "\n(!) type conflicts: no data flows between entities of different types\n";
         for (const auto& c : r.conflicts) out += "  " + c.message + "\n";
     }
+    // The core's counters that mean something is wrong on the network.
+    static const std::pair<const char*, const char*> problems[] = {
+        {"duplicate_cores", "announcements from another geckocore for this key: nodes may be split between two cores"},
+        {"malformed_datagrams", "malformed datagrams on the multicast port (ignored)"},
+        {"malformed_messages", "malformed messages from nodes (ignored)"},
+    };
+    std::string notes;
+    for (const auto& [name, meaning] : problems) {
+        const auto it = r.counters.find(name);
+        if (it != r.counters.end() && it->second > 0) notes += "  " + std::to_string(it->second) + " " + meaning + "\n";
+    }
+    if (!notes.empty()) out += "\n(!) geckocore counters:\n" + notes;
     return out;
 }
 
