@@ -119,7 +119,15 @@ private:
 struct Attempt {
     bool ok = false;
     std::string detail;
+    std::uint64_t instance = 0;  // of the core that answered
+    std::string core;            // "pid N on host at endpoint", for messages
 };
+
+Attempt failed(std::string detail) {
+    Attempt a;
+    a.detail = std::move(detail);
+    return a;
+}
 
 std::string plural(std::size_t n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -139,17 +147,19 @@ Attempt try_query(const detail::DiscoveryOptions& options, std::chrono::millisec
         const auto r = query(options, timeout);
         std::size_t topics = 0;
         for (const auto& t : r.topics) topics += t.service ? 0 : 1;
-        return {true, "answered from " + r.core_endpoint + " (geckocore on " + r.core_host + ", pid " +
-                          std::to_string(r.core_pid) + "; " + plural(r.nodes.size(), "node") + ", " +
-                          plural(topics, "topic") + ", " + plural(r.topics.size() - topics, "service") + ")"};
+        return {true,
+                "answered from " + r.core_endpoint + " (geckocore on " + r.core_host + ", pid " +
+                    std::to_string(r.core_pid) + "; " + plural(r.nodes.size(), "node") + ", " + plural(topics, "topic") +
+                    ", " + plural(r.topics.size() - topics, "service") + ")",
+                r.instance, "pid " + std::to_string(r.core_pid) + " on " + r.core_host + " at " + r.core_endpoint};
     } catch (const Error& e) {
-        if (e.code() != Errc::discovery) return {false, e.what()};
+        if (e.code() != Errc::discovery) return failed(e.what());
         const std::string what = e.what();
-        if (what.find("no answer from a geckocore") != 0) return {false, what};  // e.g. another key's core
-        return {false, "no answer within " + std::to_string(timeout.count()) + " ms: " +
-                           attempt_detail(what, options.multicast ? "multicast " : "unicast ")};
+        if (what.find("no answer from a geckocore") != 0) return failed(what);  // e.g. another key's core
+        return failed("no answer within " + std::to_string(timeout.count()) + " ms: " +
+                           attempt_detail(what, options.multicast ? "multicast " : "unicast "));
     } catch (const std::exception& e) {
-        return {false, e.what()};
+        return failed(e.what());
     }
 }
 
@@ -270,6 +280,14 @@ int run_doctor(const Args& args) {
         report.info("no core at this host's default port (tried only as a hint: GECKO_CORE is unset)");
 
     std::printf("\n");
+    if (multicast.ok && unicast.ok && multicast.instance != unicast.instance) {
+        std::printf("verdict: TWO geckocores serve key '%s': %s (by multicast) and %s (by unicast)\n", key.c_str(),
+                    multicast.core.c_str(), unicast.core.c_str());
+        report.fix("stop one of them: nodes register with whichever answers first, and nodes on different cores do "
+                   "not see each other");
+        report.print_fixes();
+        return exit_failure;
+    }
     if (multicast.ok && (unicast.ok || !core_configured)) {
         std::printf("verdict: the core of key '%s' is reachable by multicast; nodes will find it by themselves\n", key.c_str());
     } else if (multicast.ok) {
