@@ -453,3 +453,20 @@ TEST_CASE("pub_imu --help prints the node options and exits 0, with or without a
         CHECK(contains(r.out, "--core HOST[:PORT]"));
     }
 }
+
+TEST_CASE("gecko list shows the rate a publisher reports (node stats -> core -> list)", "[tools][process]") {
+    Key k;
+    k.start_pub_imu();  // 100 Hz; nodes report every ~3 s
+    const std::regex rate(R"(^imu .* ([0-9.]+) Hz )");
+    double hz = 0;
+    const auto list = k.wait_for_list([&](const std::string& out) {
+        std::istringstream in(out);
+        std::smatch m;
+        for (std::string line; std::getline(in, line);)
+            if (std::regex_search(line, m, rate)) hz = std::stod(m[1]);
+        return hz > 0;
+    }, 15s);
+    INFO(list);
+    CHECK(hz > 20);  // a 100 Hz publisher: a number, not "-" or 0
+    CHECK(hz < 200);
+}
