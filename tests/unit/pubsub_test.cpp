@@ -40,6 +40,27 @@ struct PubSub {
     }
 };
 
+// A node with a publisher on an inproc endpoint, for callback subscribers made by each test.
+struct CallbackRig {
+    gecko::Node node;
+    gecko::SubscriberOptions options;  // endpoints: the publisher's
+    gecko::Publisher<Int64> pub;
+
+    explicit CallbackRig(const std::string& name) : node(make_node(name)) {
+        const auto endpoint = unique_inproc(name);
+        gecko::PublisherOptions po;
+        po.endpoints = {endpoint};
+        pub = node.publisher<Int64>("numbers", po);
+        options.endpoints = {endpoint};
+    }
+    template <class F>
+    gecko::Subscriber<Int64> subscribe(F callback) {
+        auto sub = node.subscriber<Int64>("numbers", std::move(callback), options);
+        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        return sub;
+    }
+};
+
 }  // namespace
 
 TEST_CASE("a subscriber receives every message in order", "[pubsub]") {
@@ -191,41 +212,27 @@ TEST_CASE("a publisher counts subscribers coming and going", "[pubsub]") {
 }
 
 TEST_CASE("callbacks run from spin_once", "[pubsub]") {
-    auto node = make_node("callbacks");
-    const auto e = unique_inproc("callbacks");
-    gecko::PublisherOptions po;
-    po.endpoints = {e};
-    auto pub = node.publisher<Int64>("numbers", po);
-    gecko::SubscriberOptions so;
-    so.endpoints = {e};
+    CallbackRig rig("callbacks");
     std::vector<std::int64_t> seen;
-    auto sub = node.subscriber<Int64>("numbers", [&](const Int64& m) { seen.push_back(m.data); }, so);
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
-    for (int i = 0; i < 3; ++i) pub.publish(Int64{i});
+    auto sub = rig.subscribe([&](const Int64& m) { seen.push_back(m.data); });
+    for (int i = 0; i < 3; ++i) rig.pub.publish(Int64{i});
     const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (seen.size() < 3 && std::chrono::steady_clock::now() < deadline) node.spin_once(100ms);
+    while (seen.size() < 3 && std::chrono::steady_clock::now() < deadline) rig.node.spin_once(100ms);
     CHECK(seen == std::vector<std::int64_t>{0, 1, 2});
     CHECK_THROWS_AS(sub.receive(1ms), gecko::Error);
 }
 
 TEST_CASE("a callback that throws is counted as a callback error, not a decode error, and the subscriber goes on",
           "[pubsub]") {
-    auto node = make_node("throwing");
-    const auto e = unique_inproc("throwing");
-    gecko::PublisherOptions po;
-    po.endpoints = {e};
-    auto pub = node.publisher<Int64>("numbers", po);
-    gecko::SubscriberOptions so;
-    so.endpoints = {e};
+    CallbackRig rig("throwing");
     std::vector<std::int64_t> seen;
-    auto sub = node.subscriber<Int64>("numbers", [&](const Int64& m) {
+    auto sub = rig.subscribe([&](const Int64& m) {
         seen.push_back(m.data);
         if (m.data % 2 == 1) throw std::runtime_error("odd number " + std::to_string(m.data));
-    }, so);
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
-    for (int i = 0; i < 4; ++i) pub.publish(Int64{i});
+    });
+    for (int i = 0; i < 4; ++i) rig.pub.publish(Int64{i});
     const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (seen.size() < 4 && std::chrono::steady_clock::now() < deadline) node.spin_once(100ms);
+    while (seen.size() < 4 && std::chrono::steady_clock::now() < deadline) rig.node.spin_once(100ms);
     CHECK(seen == std::vector<std::int64_t>{0, 1, 2, 3});
     const auto stats = sub.stats();
     CHECK(stats.callback_errors == 2);
@@ -234,25 +241,18 @@ TEST_CASE("a callback that throws is counted as a callback error, not a decode e
 }
 
 TEST_CASE("callbacks run on the background spinner", "[pubsub]") {
-    auto node = make_node("background");
-    const auto e = unique_inproc("background");
-    gecko::PublisherOptions po;
-    po.endpoints = {e};
-    auto pub = node.publisher<Int64>("numbers", po);
-    gecko::SubscriberOptions so;
-    so.endpoints = {e};
+    CallbackRig rig("background");
     std::atomic<int> seen{0};
-    auto sub = node.subscriber<Int64>("numbers", [&](const Int64&, const gecko::MessageInfo& info) {
+    auto sub = rig.subscribe([&](const Int64&, const gecko::MessageInfo& info) {
         CHECK(info.sequence > 0);
         ++seen;
-    }, so);
-    node.spin_in_background();
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
-    for (int i = 0; i < 5; ++i) pub.publish(Int64{i});
+    });
+    rig.node.spin_in_background();
+    for (int i = 0; i < 5; ++i) rig.pub.publish(Int64{i});
     const auto deadline = std::chrono::steady_clock::now() + 2s;
     while (seen.load() < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     CHECK(seen.load() == 5);
-    node.stop_spinning();
+    rig.node.stop_spinning();
 }
 
 TEST_CASE("compression on and off deliver the same message", "[pubsub][compression]") {
