@@ -3,6 +3,8 @@
 
 #include "discovery/net.hpp"
 #include "discovery/protocol.hpp"
+#include "door.hpp"
+#include "router_io.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
 #include "gecko/signals.hpp"
@@ -103,6 +105,8 @@ struct Core::Impl {
     std::string endpoint;
     zmq::context_t context{1};
     std::optional<zmq::socket_t> router;
+    std::optional<HostDoor> door;
+    std::atomic<bool> holds_door{false};
     net::Fd listener, sender;
     sockaddr_in group{};
     std::atomic<bool> stopping{false};
@@ -169,9 +173,17 @@ void Core::Impl::setup() {
         router->bind(opt.listen);
     } catch (const zmq::error_t& e) {
         throw Error(Errc::transport, "cannot listen on " + opt.listen + ": " + e.what() +
-                                         (e.num() == EADDRINUSE ? " (another geckocore already runs here? use --listen)" : ""));
+                                         (e.num() == EADDRINUSE ? " (the port is taken: leave --listen at its default, "
+                                                                  "tcp://0.0.0.0:*, or pick another port)"
+                                                                : ""));
     }
     endpoint = router->get(zmq::sockopt::last_endpoint);
+    HostDoor::Options door_options;
+    door_options.port = opt.door_port;
+    door_options.self = DoorEntry{opt.key, instance, endpoint, host, pid, pidns, {}, 0};
+    door.emplace(context, std::move(door_options), log);
+    door->tick(Clock::now());  // take the door now if it is free, so the start-up line can say so
+    holds_door = door->holding();
 
     if (!opt.multicast) return;
     const auto g = net::parse_ipv4(opt.multicast_group);
@@ -269,13 +281,7 @@ void Core::Impl::on_datagrams() {
 // ---- requests --------------------------------------------------------------------
 
 void Core::Impl::reply(const std::string& route, bool req_envelope, const wire::Writer& w) {
-    try {
-        router->send(zmq::buffer(route), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-        if (req_envelope) router->send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-        router->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait);
-    } catch (const zmq::error_t& e) {
-        log.debug(std::string("reply failed: ") + e.what());
-    }
+    answer(*router, route, req_envelope, w.data(), w.size());
 }
 
 void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
@@ -304,45 +310,24 @@ void Core::Impl::notify_error(std::uint64_t entity, const std::string& code, con
 }
 
 void Core::Impl::on_router() {
-    for (int budget = 1024; budget > 0; --budget) {
-        std::vector<zmq::message_t> frames;
-        zmq::message_t part;
-        if (!router->recv(part, zmq::recv_flags::dontwait)) return;
-        frames.push_back(std::move(part));
-        while (frames.back().more() && frames.size() < 8) {
-            zmq::message_t next;
-            if (!router->recv(next, zmq::recv_flags::dontwait)) break;
-            frames.push_back(std::move(next));
-        }
-        while (frames.back().more()) {  // drain an absurdly long message
-            zmq::message_t next;
-            if (!router->recv(next, zmq::recv_flags::dontwait)) break;
-            frames.back() = std::move(next);
-        }
-        const std::string route = frames[0].to_string();
-        bool req_envelope = false;
-        const zmq::message_t* body = nullptr;
-        if (frames.size() == 2) {
-            body = &frames[1];
-        } else if (frames.size() == 3 && frames[1].size() == 0) {
-            req_envelope = true;  // a REQ socket (Python tools may use one)
-            body = &frames[2];
-        }
+    RouterRequest request;
+    for (int budget = 1024; budget > 0 && next_request(*router, request); --budget) {
         std::string why = "expected one frame after the routing id";
         std::optional<wire::Message> m;
-        if (body) m = wire::Message::parse(static_cast<const char*>(body->data()), body->size(), &why);
+        if (request.body)
+            m = wire::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
         if (!m) {
             count(&CoreCounters::malformed_messages);
             if (malformed_zmq_log.allow(Clock::now()))
                 log.warn("ignored a malformed request: " + why + " (" + std::to_string(counters.malformed_messages) + " so far)");
-            reply_error(route, req_envelope, 0, "malformed", why);
+            reply_error(request.route, request.req_envelope, 0, "malformed", why);
             continue;
         }
         try {
-            handle(route, req_envelope, *m);
+            handle(request.route, request.req_envelope, *m);
         } catch (const std::exception& e) {  // e.g. msgpack type errors deep in a field
             count(&CoreCounters::malformed_messages);
-            reply_error(route, req_envelope, 0, "malformed", e.what());
+            reply_error(request.route, request.req_envelope, 0, "malformed", e.what());
         }
     }
 }
@@ -352,6 +337,13 @@ void Core::Impl::handle(const std::string& route, bool req_envelope, const wire:
     const auto& t = m.type();
     const auto now = Clock::now();
     if (t == "list") {
+        // A tool that names a key must not be shown another key's table
+        // (an explicit --core pointing at the wrong core).
+        if (const auto key = wire::get_str(root, "key"); key && *key != opt.key) {
+            reply_error(route, req_envelope, 0, "wrong_key",
+                        "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" + *key + "'");
+            return;
+        }
         wire::Writer w("list", 11);
         write_list(w);
         reply(route, req_envelope, w);
@@ -793,12 +785,20 @@ int Core::Impl::run() {
             }
             next_pid_check = now + opt.pid_check_period;
         }
-        auto wake = std::min({next_lease_check, next_pid_check, now + milliseconds(100)});
+        auto wake = std::min({next_lease_check, next_pid_check, now + milliseconds(100), door->tick(now)});
+        holds_door = door->holding();
         if (sender) wake = std::min(wake, next_announce);
         if (warm) wake = std::min(wake, warm_until);
 
-        zmq::pollitem_t items[2] = {{router->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, listener.get(), ZMQ_POLLIN, 0}};
-        const std::size_t n = listener ? 2 : 1;
+        zmq::pollitem_t items[4] = {};
+        std::size_t n = 0;
+        items[n++] = {router->handle(), 0, ZMQ_POLLIN, 0};
+        const std::size_t listener_at = listener ? n : 0;
+        if (listener) items[n++] = {nullptr, listener.get(), ZMQ_POLLIN, 0};
+        const std::size_t door_at = door->door_socket() ? n : 0;
+        if (door_at) items[n++] = {door->door_socket(), 0, ZMQ_POLLIN, 0};
+        const std::size_t link_at = door->link_socket() ? n : 0;
+        if (link_at) items[n++] = {door->link_socket(), 0, ZMQ_POLLIN, 0};
         try {
             zmq::poll(items, n, std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(wake - Clock::now())));
         } catch (const zmq::error_t& e) {
@@ -807,7 +807,9 @@ int Core::Impl::run() {
             return 1;
         }
         if (items[0].revents & ZMQ_POLLIN) on_router();
-        if (n > 1 && (items[1].revents & ZMQ_POLLIN)) on_datagrams();
+        if (listener_at && (items[listener_at].revents & ZMQ_POLLIN)) on_datagrams();
+        if (door_at && (items[door_at].revents & ZMQ_POLLIN)) door->on_door(Clock::now());
+        if (link_at && (items[link_at].revents & ZMQ_POLLIN)) door->on_link();
     }
     return 0;
 }
@@ -839,6 +841,7 @@ const std::string& Core::endpoint() const noexcept { return impl_->endpoint; }
 std::uint64_t Core::instance() const noexcept { return impl_->instance; }
 const CoreOptions& Core::options() const noexcept { return impl_->opt; }
 bool Core::multicast_active() const noexcept { return static_cast<bool>(impl_->listener); }
+bool Core::holds_door() const noexcept { return impl_->holds_door; }
 
 CoreCounters Core::counters() const {
     std::lock_guard<std::mutex> lock(impl_->mutex);

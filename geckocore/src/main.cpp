@@ -26,7 +26,11 @@ const char* const usage =
     "  --ttl N                multicast TTL (default 1: this subnet)\n"
     "  --interface IF         interface name or IPv4 address for multicast (default: any,\n"
     "                         or $GECKO_INTERFACE)\n"
-    "  --listen ENDPOINT      ZeroMQ endpoint for nodes and tools (default tcp://0.0.0.0:7651)\n"
+    "  --listen ENDPOINT      this core's ZeroMQ endpoint (default tcp://0.0.0.0:*, a free\n"
+    "                         port; multicast tells nodes which)\n"
+    "  --door PORT            the host door's tcp port (default 7651; 0: none): the first core\n"
+    "                         on a host holds it and sends GECKO_CORE=host users to the core\n"
+    "                         of their key; the others register with it and take it over\n"
     "  --no-multicast         unicast only (also $GECKO_NO_MULTICAST=1)\n"
     "  --lease MS             drop a node silent for MS milliseconds (default 3000)\n"
     "  --help                 this text\n"
@@ -83,6 +87,9 @@ int main(int argc, char** argv) {
         } else if (arg == "--listen") {
             if (!value(v) || v.empty()) return usage_error("--listen needs an endpoint, e.g. tcp://0.0.0.0:7651");
             options.listen = v;
+        } else if (arg == "--door") {
+            if (!value(v) || !parse_int(v, 0, 65535, n)) return usage_error("--door needs a tcp port (0..65535; 0: no door)");
+            options.door_port = static_cast<std::uint16_t>(n);
         } else if (arg == "--no-multicast") {
             options.multicast = false;
         } else if (arg == "--lease") {
@@ -103,6 +110,12 @@ int main(int argc, char** argv) {
             std::cout << ", multicast " << options.multicast_group << ":" << options.multicast_port << " ttl " << options.ttl;
         else
             std::cout << ", no multicast";
+        if (options.door_port == 0)
+            std::cout << ", no door";
+        else if (core.holds_door())
+            std::cout << ", holding the host door on tcp port " << options.door_port;
+        else
+            std::cout << ", registering with the host door on tcp port " << options.door_port;
         std::cout << std::endl;
         return core.run();
     } catch (const gecko::Error& e) {

@@ -99,9 +99,11 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
     zmq::context_t context(1);
     std::optional<zmq::socket_t> dealer;
     std::string endpoint;
+    std::optional<Clock::time_point> redirected_at;  // when the host door sent us elsewhere
     const auto start = Clock::now();
     const auto deadline = start + timeout;
-    wire::Writer request("list", 0);
+    wire::Writer request("list", 1);
+    request.kv("key", options.key);  // a core of another key refuses; the host door redirects
     auto connect = [&](const std::string& ep) {
         dealer.emplace(context, zmq::socket_type::dealer);
         dealer->set(zmq::sockopt::linger, 0);
@@ -114,6 +116,10 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
     std::string wrong_key;
     for (auto now = Clock::now(); now < deadline; now = Clock::now()) {
         auto wake = std::min(deadline, now + milliseconds(100));
+        if (redirected_at && now - *redirected_at >= options.find_timeout) {  // a stale door entry: ask again
+            redirected_at.reset();
+            connect(finder.explicit_endpoint());
+        }
         if (!dealer) {
             if (finder.multicast_enabled()) wake = std::min(wake, finder.tick(now));
             if (now - start >= options.find_timeout && !finder.explicit_endpoint().empty()) connect(finder.explicit_endpoint());
@@ -141,8 +147,24 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
                 r->core_endpoint = endpoint;
                 return *r;
             }
-            if (auto m = wire::Message::parse(data, reply.size(), nullptr); m && m->type() == "error")
-                throw Error(Errc::discovery, "geckocore at " + endpoint + ": " + wire::get_str(m->root(), "message").value_or("error"));
+            auto m = wire::Message::parse(data, reply.size(), nullptr);
+            if (m && m->type() == "redirect" && endpoint == finder.explicit_endpoint()) {
+                const auto target = wire::redirect_target(m->root(), endpoint);
+                if (target && target->loopback_only)
+                    throw Error(Errc::discovery, "the core of key '" + options.key + "' at " + target->endpoint +
+                                                     " (found through the host door at " + endpoint + ") listens on loopback only");
+                if (target) {
+                    connect(target->endpoint);
+                    redirected_at = Clock::now();
+                }
+                continue;
+            }
+            if (m && m->type() == "error") {
+                const bool door = wire::get_str(m->root(), "code").value_or("") == "no_core" ||
+                                  wire::get_str(m->root(), "code").value_or("") == "door";
+                throw Error(Errc::discovery, (door ? "the host door at " : "geckocore at ") + endpoint + ": " +
+                                                 wire::get_str(m->root(), "message").value_or("error"));
+            }
         }
     }
     if (!endpoint.empty()) {

@@ -160,6 +160,8 @@ struct DiscoveryClient::Impl {
     std::set<std::uint64_t> other_cores_warned;  // instances of other cores for our key, warned about once
     bool hello_unsent = false;  // the last hello was not queued (ZMQ_IMMEDIATE: no connection yet)
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
+    bool via_door = false;   // core_endpoint came from the host door's redirect: go back there when it is lost
+    bool door_warned = false;
     bool ever_acked = false;
     std::uint64_t malformed = 0;
 
@@ -180,6 +182,7 @@ struct DiscoveryClient::Impl {
     void send_stats();
     void on_message(const zmq::message_t& msg, Clock::time_point now);
     void on_peers(const msgpack::object& root);
+    void on_redirect(const msgpack::object& root, Clock::time_point now);
     void deliver(std::uint64_t id, Watch& w);
     void lose_core(Clock::time_point now, const std::string& why);
     void register_again(Clock::time_point now);
@@ -244,6 +247,7 @@ void DiscoveryClient::Impl::send_stats() {
 
 void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_point now) {
     if (dealer && endpoint == core_endpoint) return;
+    via_door = false;
     try {
         zmq::socket_t s(context, zmq::socket_type::dealer);
         s.set(zmq::sockopt::linger, 0);
@@ -281,6 +285,8 @@ void DiscoveryClient::Impl::register_again(Clock::time_point now) {
 
 void DiscoveryClient::Impl::lose_core(Clock::time_point now, const std::string& why) {
     if (acked) log.warn("discovery: lost geckocore at " + core_endpoint + " (" + why + "); keeping the known peers and searching again");
+    // A core found through the host door may come back on another port: ask the door again.
+    if (via_door) connect_to(finder->explicit_endpoint(), now);
     acked = false;
     instance = 0;
     search_started = now;
@@ -378,10 +384,19 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         if (acked && inst != 0 && inst != instance) register_again(now);
     } else if (t == "peers") {
         on_peers(root);
+    } else if (t == "redirect") {
+        on_redirect(root, now);
     } else if (t == "error") {
         const auto id = wire::get_u64(root, "id").value_or(0);
         const auto code = wire::get_str(root, "code").value_or("error");
         const auto text = wire::get_str(root, "message").value_or("(no message)");
+        if (code == "no_core") {  // the host door knows no core of our key (yet): keep asking it
+            if (!door_warned) log.warn("discovery: " + text + "; waiting for it to start");
+            door_warned = true;
+            finder->note_unicast("the host door there: " + text);
+            refresh_attempts();
+            return;
+        }
         if (code == "wrong_key") {
             if (!wrong_key) log.error("discovery: " + text);
             wrong_key = true;
@@ -398,6 +413,29 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
             }
         }
     }
+}
+
+// The host door (the well-known port of GECKO_CORE=host) names the core of our
+// key on that host: connect there, and come back to the door if it is lost.
+void DiscoveryClient::Impl::on_redirect(const msgpack::object& root, Clock::time_point now) {
+    const auto door = finder->explicit_endpoint();
+    if (door.empty() || core_endpoint != door) return;  // only the door we asked redirects us
+    const auto target = wire::redirect_target(root, door);
+    if (!target) {
+        ++malformed;
+        return;
+    }
+    if (target->loopback_only) {
+        finder->note_unicast("the core of key '" + opt.key + "' on that host listens on loopback only (" + target->endpoint + ")");
+        refresh_attempts();
+        return;
+    }
+    finder->note_unicast("the host door sent us to " + target->endpoint);
+    log.debug("discovery: the host door at " + door + " sends us to " + target->endpoint);
+    connect_to(target->endpoint, now);
+    via_door = true;
+    door_warned = false;
+    refresh_attempts();
 }
 
 std::string DiscoveryClient::Impl::local_endpoint_for(const std::string& bound) const {
@@ -462,6 +500,9 @@ void DiscoveryClient::Impl::run() {
                 next_hello = now + (now - connected_at < milliseconds(1000) ? milliseconds(50) : milliseconds(250));
             }
             wake = std::min(wake, next_hello);
+            // A core the door sent us to that does not answer (it just exited, the
+            // door's entry is stale): ask the door again.
+            if (dealer && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
             if (dealer && !wrong_key && core_endpoint == finder->explicit_endpoint() && now >= next_probe) {
                 std::string h;
                 std::uint16_t p = 0;

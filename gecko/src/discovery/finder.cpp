@@ -9,8 +9,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace gecko::detail {
+
+namespace {
+std::string lowercase(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+}  // namespace
 
 CoreFinder::CoreFinder(const DiscoveryOptions& options)
     : options_(options), explicit_(normalize_core_address(options.core)), host_(net::hostname()) {
@@ -104,6 +112,8 @@ std::vector<CoreAnswer> CoreFinder::read(int fd) {
             if (reply) {  // a core of another key answered us: only possible with a buggy core; remember it
                 ++other_key_answers_;
                 other_keys_ = *key;
+            } else if (keys_heard_.size() < 32) {
+                keys_heard_.insert(*key);
             }
             continue;
         }
@@ -139,6 +149,14 @@ std::string CoreFinder::describe() const {
         else
             s += "no answer to " + std::to_string(queries_) + " queries";
         if (other_key_answers_ > 0) s += " (a core of key '" + other_keys_ + "' answered)";
+        if (answers_ == 0 && !keys_heard_.empty()) {
+            std::string keys, hint;
+            for (const auto& k : keys_heard_) {
+                keys += (keys.empty() ? "'" : ", '") + k + "'";
+                if (lowercase(k) == lowercase(options_.key)) hint = "; did you mean '" + k + "'?";
+            }
+            s += " (cores heard on the group serve " + keys + hint + ")";
+        }
     } else {
         s = "multicast disabled";
     }

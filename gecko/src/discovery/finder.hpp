@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,7 @@ private:
     std::uint64_t malformed_ = 0;
     std::uint64_t other_key_answers_ = 0;
     std::string other_keys_;
+    std::set<std::string> keys_heard_;  // other keys' cores announcing on the group (for "did you mean")
     Clock::time_point next_query_{};
     std::chrono::milliseconds backoff_{0};
     Clock::time_point last_malformed_log_{};

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "discovery/protocol.hpp"
 
+#include "discovery/net.hpp"
+
 #include <cmath>
 #include <limits>
 
@@ -128,6 +130,25 @@ std::optional<Message> Message::parse(const char* data, std::size_t size, std::s
     }
     m.type_ = std::move(*t);
     return m;
+}
+
+std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint) {
+    const auto endpoint = get_str(redirect, "endpoint");
+    std::string host, door_host;
+    std::uint16_t port = 0, door_port = 0;
+    if (!endpoint || !net::split_tcp_endpoint(*endpoint, host, port) || port == 0 ||
+        !net::split_tcp_endpoint(door_endpoint, door_host, door_port))
+        return std::nullopt;
+    RedirectTarget t;
+    if (net::is_wildcard_host(host)) {
+        t.endpoint = "tcp://" + door_host + ":" + std::to_string(port);
+        return t;
+    }
+    const auto address = net::parse_ipv4(host);
+    const auto door_address = net::resolve_ipv4(door_host);
+    t.loopback_only = address && net::is_loopback(*address) && !(door_address && net::is_loopback(*door_address));
+    t.endpoint = *endpoint;
+    return t;
 }
 
 void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r) {

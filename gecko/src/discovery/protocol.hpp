@@ -22,7 +22,7 @@ namespace gecko::detail::wire {
 inline constexpr int version = 1;
 inline constexpr const char* default_multicast_group = "239.255.71.67";  // 239.255/16: administratively scoped ("G"=71, "C"=67)
 inline constexpr std::uint16_t default_multicast_port = 7650;
-inline constexpr std::uint16_t default_core_port = 7651;
+inline constexpr std::uint16_t default_core_port = 7651;  // the host door (GECKO_CORE=host)
 inline constexpr std::size_t max_datagram = 8192;               // larger datagrams are foreign by definition
 inline constexpr std::int64_t max_zmq_message = 4 * 1024 * 1024;  // ZMQ_MAXMSGSIZE on both ends
 
@@ -55,6 +55,15 @@ private:
     msgpack::object_handle handle_;
     std::string type_;
 };
+
+/// Where a host door's `redirect` sends us: the core's endpoint with a wildcard
+/// host replaced by the door's host. `loopback_only` when that core listens on
+/// loopback but the door was reached from elsewhere (unreachable from here).
+struct RedirectTarget {
+    std::string endpoint;
+    bool loopback_only = false;
+};
+std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint);
 
 // ---- writing -----------------------------------------------------------------
 

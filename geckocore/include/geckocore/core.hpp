@@ -25,7 +25,11 @@ struct CoreOptions {
     std::uint16_t multicast_port = 7650;              ///< UDP port of the group
     int ttl = 1;                                      ///< multicast TTL
     std::string interface;                            ///< interface name or IPv4 address to join on; empty = default
-    std::string listen = "tcp://0.0.0.0:7651";        ///< the ROUTER endpoint nodes and tools connect to ("*" port = any)
+    std::string listen = "tcp://0.0.0.0:*";           ///< this core's ROUTER endpoint ("*" port: any free one; multicast announces it)
+    /// The host door's tcp port: the first core on a host holds it and redirects
+    /// `GECKO_CORE=host` users to the core of their key; the others register
+    /// with it (over loopback) and take it over when its holder exits. 0: none.
+    std::uint16_t door_port = 7651;
     bool multicast = true;                            ///< false: unicast only (nodes need GECKO_CORE)
     std::chrono::milliseconds lease{3000};            ///< a node silent this long is dropped; also the warm-up after start
     std::chrono::milliseconds announce_period{2000};  ///< period of announcements on the group (after 3 quick ones at start)
@@ -68,6 +72,8 @@ public:
     const CoreOptions& options() const noexcept;
     /// True if the multicast sockets are up (false with --no-multicast or if joining failed).
     bool multicast_active() const noexcept;
+    /// True while this core holds the host door (see CoreOptions::door_port).
+    bool holds_door() const noexcept;
     CoreCounters counters() const;
 
     /// Number of entities registered on `topic` (topics and services alike).
