@@ -541,11 +541,18 @@ void Core::Impl::add(Session& s, Registration reg) {
     e.reg = std::move(reg);
     e.session = s.id;
     e.order = next_order++;
-    // Type check against everything already on the topic.
+    // Type check against everything already on the topic. A conflict concerns
+    // the parties between which data would flow (a producer and a consumer):
+    // both hear of it, once. A second producer of another type hears of the
+    // first (it splits the topic); consumers of another type than each other,
+    // with no producer between them, are only shown by `list`.
     std::set<std::string> reported;
+    const bool newcomer_produces = wire::is_producer(e.reg.kind);
     for (auto other_id : ids) {
         const auto& other = entities.at(other_id);
         if (types_match(other.reg.type_name, e.reg.type_name)) continue;
+        const bool other_produces = wire::is_producer(other.reg.kind);
+        if (!newcomer_produces && !other_produces) continue;
         const std::string what = key.service ? "service" : "topic";
         const std::string mine = "the " + std::string(wire::to_string(e.reg.kind)) + " of " + what + " '" + e.reg.topic +
                                  "' on node '" + s.node + "' declares " + e.reg.type_name;
@@ -561,7 +568,8 @@ void Core::Impl::add(Session& s, Registration reg) {
             send_to_session(s, w);
             log.warn(text);
         }
-        notify_error(other_id, "type_conflict", "type conflict: " + mine + ", but this " + theirs + "; no data flows between them");
+        if (newcomer_produces != other_produces)
+            notify_error(other_id, "type_conflict", "type conflict: " + mine + ", but this " + theirs + "; no data flows between them");
     }
     ids.push_back(e.reg.id);
     s.entities.insert(e.reg.id);

@@ -156,6 +156,36 @@ TEST_CASE("a subscriber of another type gets an error naming both types, and so 
     CHECK(core.counters().type_conflicts >= 1);
 }
 
+TEST_CASE("a type conflict reaches only the parties between which data would flow", "[discovery][core][types]") {
+    const auto key = gecko::test::test_key("conflict-parties");
+    gecko::core::Core core(core_options(key));
+    core.start();
+    Events pub_ev, good_ev, bad_ev;
+    DiscoveryClient pub(client_options(key, "imu_driver", core));
+    pub.on_error(pub_ev.error_sink());
+    pub.add(reg(30, EntityKind::publisher, "imu", "gecko.msgs.Imu"));
+    DiscoveryClient good(client_options(key, "imu_monitor", core));
+    good.on_error(good_ev.error_sink());
+    good.add(reg(31, EntityKind::subscriber, "imu", "gecko.msgs.Imu"));
+    good.watch(31, good_ev.watcher(31));
+    REQUIRE(good_ev.wait_peers(31, 1, 3s));
+
+    DiscoveryClient bad(client_options(key, "plotter", core));
+    bad.on_error(bad_ev.error_sink());
+    bad.add(reg(32, EntityKind::subscriber, "imu", "gecko.msgs.Float64"));
+    REQUIRE(bad_ev.wait_error(32, 3s));   // the newcomer, naming the publisher's type
+    REQUIRE(pub_ev.wait_error(30, 3s));   // the publisher whose data it cannot read
+    CHECK_THAT(bad_ev.error_for(32), Catch::Contains("gecko.msgs.Imu") && Catch::Contains("gecko.msgs.Float64"));
+
+    // The subscriber of the right type is not concerned. Its link is ordered:
+    // once the push caused by a later publisher reaches it, an error sent
+    // before that would have arrived too.
+    DiscoveryClient second(client_options(key, "imu_driver_2", core));
+    second.add(reg(33, EntityKind::publisher, "imu", "gecko.msgs.Imu"));
+    REQUIRE(good_ev.wait_peers(31, 2, 3s));
+    CHECK(good_ev.error_for(31).empty());
+}
+
 TEST_CASE("a subscriber that declares no type (a tool) gets every publisher and no conflict", "[discovery][core][types]") {
     const auto key = gecko::test::test_key("wildcard");
     gecko::core::Core core(core_options(key));

@@ -404,7 +404,9 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
             refresh_attempts();
             return;
         }
-        log.warn("discovery: geckocore reports " + code + ": " + text);
+        // An error about one of our entities goes to its owner, who logs it once;
+        // only the rest is logged here.
+        if (!error_callback || id == 0) log.warn("discovery: geckocore reports " + code + ": " + text);
         if (error_callback && id != 0) {
             try {
                 error_callback(id, text);
