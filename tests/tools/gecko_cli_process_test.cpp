@@ -4,161 +4,16 @@
 // child processes. Every wait has a deadline; nothing sleeps to synchronise.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <functional>
-#include <optional>
-#include <sstream>
 #include <regex>
+#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "support/process.hpp"
+#include "key_fixture.hpp"
 
-using namespace std::chrono_literals;
-using gecko::test::Process;
-using gecko::test::SpawnOptions;
-using gecko::test::Stderr;
-
-namespace {
-
-struct Run {
-    std::optional<int> exit_code;  // nullopt: still running at the deadline (then killed)
-    std::string out, err;
-    std::vector<std::string> lines;
-};
-
-bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
-
-// A TCP port nobody listens on right now (bound, read back, closed).
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-// One key with its own geckocore on loopback, and the environment that points
-// every child (pub_imu, gecko) at it and nowhere else.
-class Key {
-public:
-    Key() {
-        static int instance = 0;
-        key_ = "tools-" + std::to_string(::getpid()) + "-" + std::to_string(instance++);
-        // A port derived from our pid; the next ones if it is taken.
-        const int base = 20000 + (::getpid() % 2000) * 16 + (instance % 16);
-        for (int attempt = 0; attempt < 10 && !core_.running(); ++attempt) {
-            port_ = 20000 + (base - 20000 + attempt * 7919) % 40000;
-            const std::string listen = "tcp://127.0.0.1:" + std::to_string(port_);
-            core_ = Process::spawn(GECKOCORE_PATH, {"--key", key_, "--no-multicast", "--listen", listen}, options());
-            if (!core_.wait_for_line("listening on", 5s)) core_.kill();
-            core_.wait(1s);
-            if (core_.running()) break;
-        }
-        REQUIRE(core_.running());
-    }
-
-    // Background processes end with SIGTERM, as a user's Ctrl-C would end them,
-    // so that they withdraw from the core and remove their ipc sockets.
-    ~Key() {
-        for (auto& c : children_) c.kill(SIGTERM);
-        for (auto& c : children_) c.wait(3s);
-        core_.kill(SIGTERM);
-        core_.wait(3s);
-    }
-    Key(const Key&) = delete;
-    Key& operator=(const Key&) = delete;
-
-    const std::string& key() const { return key_; }
-    int port() const { return port_; }
-
-    SpawnOptions options(Stderr mode = Stderr::capture) const {
-        SpawnOptions o;
-        o.env = {{"GECKO_KEY", key_}, {"GECKO_CORE", "127.0.0.1:" + std::to_string(port_)}, {"GECKO_NO_MULTICAST", "1"}};
-        o.unset_env = {"GECKO_MULTICAST", "GECKO_INTERFACE", "GECKO_NODE", "GECKO_DISCOVERY"};
-        o.stderr_mode = mode;
-        o.pipe_stdin = false;
-        return o;
-    }
-
-    /// pub_imu in the background, until the end of the test. Returns its pid.
-    pid_t start_pub_imu() { return keep(Process::spawn(PUB_IMU_PATH, {}, options(Stderr::inherit))); }
-    /// `gecko args...` in the background, until the end of the test. Returns its pid.
-    pid_t start_gecko_background(const std::vector<std::string>& args) {
-        return keep(Process::spawn(GECKO_CLI_PATH, args, options(Stderr::inherit)));
-    }
-    /// `gecko args...`, for the test to read and finish().
-    Process start_gecko(const std::vector<std::string>& args) const { return Process::spawn(GECKO_CLI_PATH, args, options()); }
-
-    // Runs `gecko args...` to the end (bounded by `timeout`) and collects its output.
-    Run gecko(const std::vector<std::string>& args, std::chrono::milliseconds timeout = 15s) const {
-        return finish(Process::spawn(GECKO_CLI_PATH, args, options()), timeout);
-    }
-
-    static Run finish(Process p, std::chrono::milliseconds timeout) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        auto left = [&] {
-            return std::max(0ms, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
-        };
-        while (!p.out().eof() && left() > 0ms) p.out().drain(std::min(left(), 100ms));
-        Run r;
-        r.exit_code = p.wait(left());
-        p.out().drain();
-        p.err().drain(100ms);
-        r.out = p.out().text();
-        r.err = p.err().text();
-        r.lines = p.out().lines();
-        return r;
-    }
-
-    // Polls `gecko list` until its output satisfies `ready` (bounded).
-    std::string wait_for_list(const std::function<bool(const std::string&)>& ready, std::chrono::milliseconds timeout = 15s) const {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        std::string last;
-        while (std::chrono::steady_clock::now() < deadline) {
-            const auto r = gecko({"list"});
-            last = r.out + r.err;
-            if (r.exit_code == 0 && ready(r.out)) return r.out;
-            std::this_thread::sleep_for(100ms);  // poll period, not a synchronisation
-        }
-        FAIL("gecko list never showed what was expected; last output:\n" << last);
-        return last;
-    }
-
-private:
-    pid_t keep(Process p) {
-        children_.push_back(std::move(p));
-        return children_.back().pid();
-    }
-
-    std::string key_;
-    int port_ = 0;
-    Process core_;
-    std::vector<Process> children_;
-};
-
-// A list line for topic `name` (it starts the line).
-bool has_topic_line(const std::string& list, const std::string& name, const std::string& also) {
-    std::istringstream in(list);
-    for (std::string line; std::getline(in, line);)
-        if (line.rfind(name + " ", 0) == 0 && contains(line, also)) return true;
-    return false;
-}
-
-}  // namespace
+using namespace gecko::tools_test;
 
 TEST_CASE("gecko list shows a publisher's topic, type and node", "[tools][process]") {
     Key k;
@@ -236,7 +91,7 @@ TEST_CASE("gecko pub --count 1 reaches a gecko echo that listens already", "[too
     CHECK(contains(pub.out, "published 1 message"));
     CHECK(contains(pub.out, "to 1 subscriber"));
 
-    const auto got = Key::finish(std::move(echo), 10s);
+    const auto got = finish(std::move(echo), 10s);
     INFO(got.out << got.err);
     REQUIRE(got.exit_code == 0);
     REQUIRE(got.lines.size() == 1);
@@ -250,7 +105,7 @@ TEST_CASE("gecko echo waits for a topic that does not exist yet", "[tools][proce
     REQUIRE(echo.err().wait_for("waiting", 10s));
     k.start_gecko_background({"pub", "numbers", "--type", "test.Numbers", R"({"i": -3, "f": 0.5, "list": [1, 2.5, "x"]})",
                               "--rate", "20"});
-    const auto got = Key::finish(std::move(echo), 15s);
+    const auto got = finish(std::move(echo), 15s);
     INFO(got.out << got.err);
     REQUIRE(got.exit_code == 0);
     REQUIRE(got.lines.size() == 2);
@@ -344,7 +199,7 @@ TEST_CASE("gecko exits 2 on a usage error", "[tools][process]") {
     auto o = k.options();
     o.unset_env.push_back("GECKO_KEY");
     o.env.erase("GECKO_KEY");
-    const auto no_key = Key::finish(Process::spawn(GECKO_CLI_PATH, {"list"}, o), 10s);
+    const auto no_key = finish(Process::spawn(GECKO_CLI_PATH, {"list"}, o), 10s);
     CHECK(no_key.exit_code == 2);
     CHECK(contains(no_key.err, "GECKO_KEY"));
 
@@ -445,7 +300,7 @@ TEST_CASE("pub_imu --help prints the node options and exits 0, with or without a
     o.unset_env.push_back("GECKO_KEY");
     o.env.erase("GECKO_KEY");
     for (const auto& args : std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"--key", k.key(), "--help"}}) {
-        const auto r = Key::finish(Process::spawn(PUB_IMU_PATH, args, o), 10s);
+        const auto r = finish(Process::spawn(PUB_IMU_PATH, args, o), 10s);
         INFO(r.out << r.err);
         CHECK(r.exit_code == 0);
         CHECK(contains(r.out, "publishes a simulated IMU reading"));
