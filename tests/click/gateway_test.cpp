@@ -9,6 +9,7 @@
 #include "click.pb.h"
 
 #include "sim_backend.hpp"
+#include "support/ports.hpp"
 #include "support/process.hpp"
 
 #include <gecko/click/simulation.hpp>
@@ -16,9 +17,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,21 +33,6 @@ using gecko::test::Process;
 using gecko::test::SpawnOptions;
 
 namespace {
-
-// A free tcp port on loopback (the kernel picks it; the caller binds it next).
-int free_tcp_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    ::close(fd);
-    REQUIRE(ok);
-    return ntohs(addr.sin_port);
-}
 
 std::string unique_inproc(const std::string& what) {
     static std::atomic<int> counter{0};
@@ -260,16 +243,14 @@ TEST_CASE("a gecko::Error in the gateway reaches the Click client as an ErrorMes
 }
 
 TEST_CASE("geckocore, gecko-sim and gecko-click-gateway serve a Click client in lockstep", "[click][gateway][process]") {
-    const int core_port = free_tcp_port();
     const std::string key = "click-gateway-" + std::to_string(::getpid());
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);  // unicast, on a port it picked
+    const gecko::test::TempDir ipc_dir;
     SpawnOptions env;
-    env.env = {{"GECKO_CORE", "127.0.0.1:" + std::to_string(core_port)}, {"GECKO_NO_MULTICAST", "1"}};
+    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_IPC_DIR", ipc_dir.path()}};
     env.stderr_mode = gecko::test::Stderr::merge;
-    env.unset_env = {"GECKO_KEY", "GECKO_DISCOVERY"};
+    env.unset_env = {"GECKO_KEY", "GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
 
-    auto core = Process::spawn(GECKOCORE_PATH, {"--key", key, "--no-multicast", "--listen",
-                                                "tcp://127.0.0.1:" + std::to_string(core_port)});
-    REQUIRE(core.wait_for_line("listening", 5s));
     auto sim = Process::spawn(GECKO_SIM_PATH, {"--key", key, "--watchdog-ms", "0"}, env);
     REQUIRE(sim.wait_for_line("ready", 5s));
     auto gateway = Process::spawn(GECKO_CLICK_GATEWAY_PATH,
@@ -279,10 +260,10 @@ TEST_CASE("geckocore, gecko-sim and gecko-click-gateway serve a Click client in 
     REQUIRE(banner);
     CHECK_THAT(*banner, Catch::Contains("key '" + key + "'"));
     // "... Click clients on tcp://127.0.0.1:PORT (REP, ...": the port ZeroMQ picked.
-    const auto from = banner->find("tcp://");
-    const auto to = banner->find(' ', from);
-    REQUIRE(from != std::string::npos);
-    const std::string endpoint = banner->substr(from, to - from);
+    const auto bound = gecko::test::endpoint_after(*banner, "Click clients on ");
+    REQUIRE(bound);
+    const std::string endpoint = *bound;
+    REQUIRE(gecko::test::port_of(endpoint) > 0);
 
     ClickClient client(endpoint);
 
@@ -372,8 +353,9 @@ TEST_CASE("gecko-click-gateway explains its usage and exits 0, 1 or 2", "[click]
         zmq::context_t context;
         zmq::socket_t taken(context, zmq::socket_type::rep);
         taken.set(zmq::sockopt::linger, 0);
-        const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_tcp_port());
-        taken.bind(endpoint);
+        taken.bind("tcp://127.0.0.1:*");  // held by this test for as long as the gateway tries
+        const std::string endpoint = taken.get(zmq::sockopt::last_endpoint);
+        REQUIRE(gecko::test::port_of(endpoint) > 0);
         auto p = Process::spawn(GECKO_CLICK_GATEWAY_PATH, {"--key", "k", "--bind", endpoint}, quiet);
         CHECK(p.wait(10s) == 1);
         p.out().drain(1000ms);

@@ -9,19 +9,38 @@
 #include <set>
 #include <string>
 
+#include "support/ports.hpp"
 #include "support/process.hpp"
 
 using namespace std::chrono_literals;
 using gecko::test::Process;
 using gecko::test::SpawnOptions;
+using gecko::test::TempDir;
 
 namespace {
 
-// Ports unique per test process, so ctest can run tests in parallel.
-int port_base() { return 30000 + (::getpid() % 1000) * 20; }
-
 Process node(const std::vector<std::string>& args, const SpawnOptions& options = {}) {
     return Process::spawn(GECKO_TEST_NODE, args, options);
+}
+
+// The endpoint a publisher process bound, from its "ready ENDPOINT..." line:
+// the first one starting with `scheme` (tcp://127.0.0.1:* comes back with its port).
+std::string bound_endpoint(Process& pub, const std::string& scheme) {
+    const auto ready = pub.wait_for_line("ready", 5s);
+    INFO("publisher output:\n" << pub.output());
+    REQUIRE(ready);
+    const auto endpoint = gecko::test::endpoint_after(*ready, " " + scheme);
+    REQUIRE(endpoint);
+    return scheme + *endpoint;
+}
+
+// Nodes that find each other through a geckocore of their own (unicast, on a
+// port it picked), with their ipc sockets in `ipc_dir`.
+SpawnOptions with_core(const gecko::test::CoreOnLoopback& core, const TempDir& ipc_dir) {
+    SpawnOptions env;
+    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_IPC_DIR", ipc_dir.path()}};
+    env.unset_env = {"GECKO_KEY", "GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
+    return env;
 }
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -41,14 +60,13 @@ void expect_in_order(Process& sub, long n) {
 }  // namespace
 
 TEST_CASE("a subscriber process receives a publisher process's messages in order over tcp and ipc", "[integration]") {
-    const std::string tcp = "tcp://127.0.0.1:" + std::to_string(port_base());
-    const std::string ipc = "ipc:///tmp/gecko-it-" + std::to_string(::getpid()) + ".sock";
-    for (const auto& endpoint : {tcp, ipc}) {
+    TempDir dir;
+    for (const std::string scheme : {"tcp://", "ipc://"}) {
+        const std::string bind = scheme == "tcp://" ? "tcp://127.0.0.1:*" : dir.ipc("numbers.sock");
+        auto pub = node({"pub", "--count", "200", "--wait-subs", "1", "--no-discovery", "--key", "it", "--endpoint", bind});
+        const std::string endpoint = bound_endpoint(pub, scheme);
         INFO("endpoint " << endpoint);
-        const std::vector<std::string> common = {"--no-discovery", "--key", "it", "--endpoint", endpoint};
-        auto pub = node(with({"pub", "--count", "200", "--wait-subs", "1"}, common));
-        REQUIRE(pub.wait_for_line("ready", 5s));
-        auto sub = node(with({"sub", "--count", "200"}, common));
+        auto sub = node({"sub", "--count", "200", "--no-discovery", "--key", "it", "--endpoint", endpoint});
         expect_in_order(sub, 200);
         auto stats = sub.wait_for_line("stats", 5s);
         REQUIRE(stats);
@@ -58,12 +76,10 @@ TEST_CASE("a subscriber process receives a publisher process's messages in order
 }
 
 TEST_CASE("with geckocore, publisher and subscriber find each other in either start order", "[integration][discovery]") {
-    const int port = port_base() + 1;
     const std::string key = "it-" + std::to_string(::getpid());
-    SpawnOptions env;
-    env.env = {{"GECKO_CORE", "127.0.0.1:" + std::to_string(port)}, {"GECKO_NO_MULTICAST", "1"}};
-    auto core = Process::spawn(GECKOCORE_PATH, {"--key", key, "--no-multicast", "--listen", "tcp://127.0.0.1:" + std::to_string(port)});
-    REQUIRE(core.wait_for_line("listening", 5s));
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
+    TempDir ipc_dir;
+    const SpawnOptions env = with_core(core, ipc_dir);
     const std::vector<std::string> common = {"--key", key};
 
     SECTION("subscriber first") {
@@ -83,12 +99,10 @@ TEST_CASE("with geckocore, publisher and subscriber find each other in either st
 }
 
 TEST_CASE("a subscriber process receives from two publisher processes", "[integration][discovery]") {
-    const int port = port_base() + 2;
     const std::string key = "it2-" + std::to_string(::getpid());
-    SpawnOptions env;
-    env.env = {{"GECKO_CORE", "127.0.0.1:" + std::to_string(port)}, {"GECKO_NO_MULTICAST", "1"}};
-    auto core = Process::spawn(GECKOCORE_PATH, {"--key", key, "--no-multicast", "--listen", "tcp://127.0.0.1:" + std::to_string(port)});
-    REQUIRE(core.wait_for_line("listening", 5s));
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
+    TempDir ipc_dir;
+    const SpawnOptions env = with_core(core, ipc_dir);
     auto sub = node({"sub", "--count", "40", "--key", key}, env);
     REQUIRE(sub.wait_for_line("ready", 5s));
     auto a = node({"pub", "--count", "20", "--wait-subs", "1", "--key", key}, env);
@@ -104,13 +118,12 @@ TEST_CASE("a subscriber process receives from two publisher processes", "[integr
 }
 
 TEST_CASE("a subscriber process of another type counts mismatches and decodes nothing", "[integration][types]") {
-    const std::string tcp = "tcp://127.0.0.1:" + std::to_string(port_base() + 3);
-    const std::vector<std::string> common = {"--no-discovery", "--key", "it", "--endpoint", tcp};
-    auto pub = node(with({"pub", "--type", "int", "--count", "5", "--wait-subs", "1"}, common));
-    REQUIRE(pub.wait_for_line("ready", 5s));
+    const std::vector<std::string> common = {"--no-discovery", "--key", "it"};
+    auto pub = node(with({"pub", "--type", "int", "--count", "5", "--wait-subs", "1", "--endpoint", "tcp://127.0.0.1:*"}, common));
+    const std::string tcp = bound_endpoint(pub, "tcp://");
     SpawnOptions quiet;
     quiet.stderr_mode = gecko::test::Stderr::discard;
-    auto sub = node(with({"sub", "--type", "string", "--count", "1", "--timeout-ms", "1500"}, common), quiet);
+    auto sub = node(with({"sub", "--type", "string", "--count", "1", "--timeout-ms", "1500", "--endpoint", tcp}, common), quiet);
     auto stats = sub.wait_for_line("stats", 10s);
     REQUIRE(stats);
     CHECK(stats->find("received=0") != std::string::npos);

@@ -1,6 +1,7 @@
 // gecko_test_node: a publisher or subscriber process driven by the integration
 // tests. It prints one line per event so tests can await them:
-//   pub: "ready", then "published N" when done
+//   pub: "ready ENDPOINT..." (the endpoints it bound, ports resolved: give it
+//        --endpoint tcp://127.0.0.1:* and read the port here), then "published N" when done
 //   sub: "ready", "recv VALUE seq SEQ", then "stats received=.. drops=.. mismatches=.."
 // Usage:
 //   gecko_test_node pub --topic T [--type int|string] [--count N] [--rate HZ]
@@ -57,7 +58,9 @@ int publish(gecko::Node& node, const Args& a) {
     gecko::PublisherOptions po;
     po.endpoints = a.endpoints;
     auto pub = node.publisher<T>(a.topic, po);
-    std::printf("ready\n");
+    std::string ready = "ready";
+    for (const auto& e : pub.endpoints()) ready += " " + e;
+    std::printf("%s\n", ready.c_str());
     std::fflush(stdout);
     if (a.wait_subs > 0 && !pub.wait_for_subscribers(static_cast<std::size_t>(a.wait_subs), std::chrono::milliseconds(a.timeout_ms))) {
         std::printf("no subscribers\n");

@@ -6,6 +6,7 @@
 
 #include "lockstep_rig.hpp"
 #include "sim_backend.hpp"
+#include "support/ports.hpp"
 #include "support/process.hpp"
 
 #include <unistd.h>
@@ -44,8 +45,6 @@ std::vector<std::vector<std::uint8_t>> run_demo_sequence() {
     keep(ctl.sensors().sensor());
     return sensors;
 }
-
-int port_base() { return 42000 + (::getpid() % 1000) * 4; }
 
 }  // namespace
 
@@ -90,14 +89,13 @@ TEST_CASE("the same controls give bit-identical sensors in two runs", "[lockstep
 }
 
 TEST_CASE("geckocore, gecko-sim and gecko-controller run 200 lockstep steps", "[lockstep][process]") {
-    const int port = port_base();
     const std::string key = "lockstep-" + std::to_string(::getpid());
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);  // unicast, on a port it picked
+    const gecko::test::TempDir ipc_dir;
     SpawnOptions env;
-    env.env = {{"GECKO_CORE", "127.0.0.1:" + std::to_string(port)}, {"GECKO_NO_MULTICAST", "1"}};
+    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_IPC_DIR", ipc_dir.path()}};
+    env.unset_env = {"GECKO_KEY", "GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
     env.stderr_mode = gecko::test::Stderr::merge;
-    auto core = Process::spawn(GECKOCORE_PATH,
-                               {"--key", key, "--no-multicast", "--listen", "tcp://127.0.0.1:" + std::to_string(port)});
-    REQUIRE(core.wait_for_line("listening", 5s));
     auto sim = Process::spawn(GECKO_SIM_PATH, {"--key", key, "--watchdog-ms", "2000"}, env);
     REQUIRE(sim.wait_for_line("ready", 5s));
 
