@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace mc = gecko::msgs::click;
 namespace pb = click::protobuf;
@@ -66,6 +67,24 @@ struct RepFixture {
         return reply.to_string();
     }
     std::string ask(const std::string& request) { return ask(std::vector<std::string>{request}); }
+};
+
+// A thread that is stopped (`running` set false) and joined when the scope
+// ends, however it ends: a failing REQUIRE throws past it, and a joinable
+// std::thread destroyed on the way would call std::terminate.
+struct JoiningThread {
+    std::atomic<bool>& running;
+    std::thread thread;
+
+    template <class F>
+    JoiningThread(std::atomic<bool>& r, F&& body) : running(r), thread(std::forward<F>(body)) {}
+    ~JoiningThread() { join(); }
+    void join() {
+        running = false;
+        if (thread.joinable()) thread.join();
+    }
+    JoiningThread(const JoiningThread&) = delete;
+    JoiningThread& operator=(const JoiningThread&) = delete;
 };
 
 pb::MessageType type_of(const std::string& reply) {
@@ -162,10 +181,15 @@ TEST_CASE("the REP loop refuses oversized requests with an ErrorMessage", "[clic
     options.max_request_bytes = 16;
     options.poll_interval = std::chrono::milliseconds(10);
     gecko::click::RepLoopStats stats;
-    std::thread server([&] {
-        stats = gecko::click::serve_click_rep(
-            rep, [](std::string_view) { return gecko::click::error_reply("handled"); }, [&] { return running.load(); },
-            options);
+    std::exception_ptr failure;
+    JoiningThread server(running, [&] {
+        try {
+            stats = gecko::click::serve_click_rep(
+                rep, [](std::string_view) { return gecko::click::error_reply("handled"); },
+                [&] { return running.load(); }, options);
+        } catch (...) {
+            failure = std::current_exception();  // reported on the test's thread, after the join
+        }
     });
 
     zmq::socket_t req(context, zmq::socket_type::req);
@@ -182,8 +206,8 @@ TEST_CASE("the REP loop refuses oversized requests with an ErrorMessage", "[clic
     CHECK_THAT(ask(std::string(17, 'x')), Catch::Contains("17 bytes") && Catch::Contains("16"));
     CHECK(ask("small again") == "handled");
 
-    running = false;
     server.join();
+    REQUIRE_FALSE(failure);
     CHECK(stats.requests == 3);
     CHECK(stats.error_replies == 1);
 }

@@ -6,14 +6,16 @@
 #include <gecko/msgs/sensors.hpp>
 #include <gecko/msgs/std.hpp>
 
+#include "../support/ports.hpp"
 #include "test_support.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
-#include <thread>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 using gecko::msgs::Int64;
@@ -242,17 +244,33 @@ TEST_CASE("a callback that throws is counted as a callback error, not a decode e
 
 TEST_CASE("callbacks run on the background spinner", "[pubsub]") {
     CallbackRig rig("background");
-    std::atomic<int> seen{0};
+    // Catch2 v2 assertions are not thread-safe: the callback, on the spinner's
+    // thread, only records what it saw; the test's thread waits for it (a
+    // bounded wait on a condition variable) and checks.
+    struct Seen {
+        std::mutex mutex;
+        std::condition_variable changed;
+        int count = 0;
+        std::vector<std::uint64_t> sequences;
+    } seen;
     auto sub = rig.subscribe([&](const Int64&, const gecko::MessageInfo& info) {
-        CHECK(info.sequence > 0);
-        ++seen;
+        {
+            std::lock_guard<std::mutex> lock(seen.mutex);
+            ++seen.count;
+            seen.sequences.push_back(info.sequence);
+        }
+        seen.changed.notify_all();
     });
     rig.node.spin_in_background();
     for (int i = 0; i < 5; ++i) rig.pub.publish(Int64{i});
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (seen.load() < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    CHECK(seen.load() == 5);
-    rig.node.stop_spinning();
+    {
+        std::unique_lock<std::mutex> lock(seen.mutex);
+        seen.changed.wait_for(lock, 2s, [&] { return seen.count >= 5; });
+    }
+    rig.node.stop_spinning();  // no callback runs after this: the fields are the test's own now
+    CHECK(seen.count == 5);
+    REQUIRE(seen.sequences.size() == static_cast<std::size_t>(seen.count));
+    for (const auto sequence : seen.sequences) CHECK(sequence > 0);
 }
 
 TEST_CASE("compression on and off deliver the same message", "[pubsub][compression]") {
@@ -306,7 +324,8 @@ TEST_CASE("small messages below the threshold are not compressed", "[pubsub][com
 
 TEST_CASE("pub/sub works over tcp and ipc on loopback", "[pubsub]") {
     auto node = make_node("transports");
-    const std::string ipc = "ipc:///tmp/gecko-unit-" + std::to_string(::getpid()) + ".sock";
+    const gecko::test::TempDir dir;  // a directory of this test's own, not /tmp itself
+    const std::string ipc = dir.ipc("numbers.sock");
     for (const std::string& bind : {std::string("tcp://127.0.0.1:*"), ipc}) {
         gecko::PublisherOptions po;
         po.endpoints = {bind};
@@ -323,11 +342,17 @@ TEST_CASE("pub/sub works over tcp and ipc on loopback", "[pubsub]") {
 }
 
 TEST_CASE("a publisher with no endpoints binds ipc and tcp automatically", "[pubsub]") {
-    auto node = make_node("auto");
+    const gecko::test::TempDir dir;  // its ipc socket goes here, not into /tmp itself
+    gecko::NodeOptions options;
+    options.key = "unit";
+    options.name = "auto";
+    options.discovery = false;
+    options.ipc_directory = dir.path();
+    gecko::Node node(options);
     auto pub = node.publisher<Int64>("numbers");
     const auto eps = pub.endpoints();
     REQUIRE(eps.size() == 2);
-    CHECK(eps[0].rfind("ipc://", 0) == 0);
+    CHECK(eps[0].rfind("ipc://" + dir.path() + "/", 0) == 0);
     CHECK(eps[1].rfind("tcp://", 0) == 0);
 }
 

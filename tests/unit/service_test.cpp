@@ -10,12 +10,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
+#include "../support/ports.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -96,20 +97,27 @@ TEST_CASE("a call with no server fails fast with no_peer", "[service]") {
 
 TEST_CASE("a client recovers when its server dies and another takes its place", "[service]") {
     auto client_node = test::make_node("recover-client");
-    const auto endpoint = "tcp://127.0.0.1:" + std::to_string(20000 + ::getpid() % 20000);
-    gecko::ClientOptions co;
-    co.endpoints = {endpoint};
-    auto client = client_node.client<Int64, Int64>("inc", co);
+    gecko::Client<Int64, Int64> client;
     gecko::ServiceOptions so;
-    so.endpoints = {endpoint};
     {
+        // The first server binds a port the kernel picks; the second binds the
+        // same port once the first has let it go. In between, the kernel could
+        // in principle hand that port to another process's bind(0) (it picks at
+        // random among ~28,000): vanishingly rare, and then the second bind
+        // fails with its reason, never silently.
+        so.endpoints = {"tcp://127.0.0.1:*"};
         auto node = test::make_node("server-1");
         auto service = node.service<Int64, Int64>("inc", [](const Int64& x) { return Int64{x.data + 1}; }, so);
+        so.endpoints = {gecko::test::tcp_endpoint_in(service.endpoints())};
+        gecko::ClientOptions co;
+        co.endpoints = so.endpoints;
+        client = client_node.client<Int64, Int64>("inc", co);
         node.spin_in_background();
         REQUIRE(client.wait_for_server(2s));
         CHECK(client.call(Int64{1}, 1s).data == 2);
     }
     CHECK_THROWS_AS(client.call(Int64{1}, 100ms), gecko::Error);  // dead server: fails, does not hang
+    INFO("the second server binds " << so.endpoints.front());
     auto node = test::make_node("server-2");
     auto service = node.service<Int64, Int64>("inc", [](const Int64& x) { return Int64{x.data + 10}; }, so);
     node.spin_in_background();
@@ -123,11 +131,29 @@ TEST_CASE("several clients share one service", "[service]") {
     co.endpoints = {f.endpoint};
     auto second = f.client_node.client<Int64, Int64>("double", co);
     REQUIRE(second.wait_for_server(2s));
+    // Catch2 v2 assertions are not thread-safe: the second thread only records
+    // what it got, and the test's thread checks it after the join.
+    std::vector<std::int64_t> replies;
+    std::string failure;
     std::thread other([&] {
-        for (int i = 0; i < 50; ++i) CHECK(second.call(Int64{i}, 2s).data == 2 * i);
+        try {
+            for (int i = 0; i < 50; ++i) replies.push_back(second.call(Int64{i}, 2s).data);
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
     });
+    struct Join {
+        std::thread& t;
+        ~Join() {
+            if (t.joinable()) t.join();
+        }
+    } join_other{other};  // joined even if a call below throws
     for (int i = 0; i < 50; ++i) CHECK(f.client.call(Int64{100 + i}, 2s).data == 2 * (100 + i));
     other.join();
+    INFO("the second client's failure: " << failure);
+    CHECK(failure.empty());
+    REQUIRE(replies.size() == 50);
+    for (int i = 0; i < 50; ++i) CHECK(replies[static_cast<std::size_t>(i)] == 2 * i);
     CHECK(f.service.requests() == 100);
 }
 
@@ -150,7 +176,8 @@ TEST_CASE("a request of the wrong type gets an error naming both types", "[servi
 
 TEST_CASE("a malformed request is answered with an error for its call, not left to time out", "[service][bad_input]") {
     auto node = test::make_node("svc-raw");
-    const std::string endpoint = "ipc:///tmp/gecko-unit-svc-" + std::to_string(::getpid());
+    const gecko::test::TempDir dir;  // a directory of this test's own, not /tmp itself
+    const std::string endpoint = dir.ipc("svc");
     gecko::ServiceOptions so;
     so.endpoints = {endpoint};
     auto service = node.service<Int64, Int64>("double", [](const Int64& x) { return Int64{2 * x.data}; }, so);
