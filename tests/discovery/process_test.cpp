@@ -47,7 +47,8 @@ TEST_CASE("publishers and subscribers find each other whatever starts first, cor
 
 TEST_CASE("a node killed with -9 disappears from the core and from its peers", "[discovery][process]") {
     const auto key = test_key("kill9");
-    auto core = CoreProcess::start(key, {"--lease", "1500"});
+    const auto lease = 1500ms;
+    auto core = CoreProcess::start(key, {"--lease", std::to_string(lease.count())});
     auto sub = start_node(key, "sub");
     sub.write_line("sub 1 imu gecko.msgs.Imu");
     auto pub = start_node(key, "pub");
@@ -56,17 +57,21 @@ TEST_CASE("a node killed with -9 disappears from the core and from its peers", "
     const bool kill_subscriber = GENERATE(false, true);
     INFO((kill_subscriber ? "the subscriber" : "the publisher") << " is killed");
 
-    const auto killed = std::chrono::steady_clock::now();
     Process& victim = kill_subscriber ? sub : pub;
     victim.kill();
     REQUIRE(victim.wait(2s));
-    // Same host: the core's kill(pid, 0) check notices well within the lease.
-    if (!kill_subscriber) REQUIRE(sub.wait_for_line(peers_line(1, 0), 1500ms));
-    const auto r = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 1; }, 3s);
-    CHECK(std::chrono::steady_clock::now() - killed < 1500ms);
+    // Same host: the core's kill(pid, 0) check notices, without waiting for the
+    // lease. What is asserted is which mechanism removed the node (the core's
+    // counters), not a time: the waits are generous multiples of the lease so
+    // that a loaded machine cannot fail the test, and the lease would have
+    // removed the node too, but counted as an expired lease.
+    if (!kill_subscriber) REQUIRE(sub.wait_for_line(peers_line(1, 0), 4 * lease));
+    const auto r = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 1; }, 4 * lease);
+    REQUIRE(r.nodes.size() == 1);
     CHECK(producers(r, "imu") == (kill_subscriber ? 1 : 0));
     CHECK(consumers(r, "imu") == (kill_subscriber ? 0 : 1));
     CHECK(r.counters.at("dead_processes") == 1);
+    CHECK(r.counters.at("leases_expired") == 0);
 }
 
 TEST_CASE("a node that stops answering expires after the lease", "[discovery][process]") {
@@ -91,7 +96,8 @@ namespace {
 // Kills the core with -9, starts another on the same port, and checks that the
 // table comes back within one lease while the watchers never see peers vanish.
 void restart_core_scenario(const std::string& key, bool unicast) {
-    std::vector<std::string> core_args{"--lease", "2000"};
+    const auto lease = 2000ms;
+    std::vector<std::string> core_args{"--lease", std::to_string(lease.count())};
     if (unicast) core_args.push_back("--no-multicast");
     auto core = CoreProcess::start(key, core_args);
     std::map<std::string, std::string> env;
@@ -112,20 +118,23 @@ void restart_core_scenario(const std::string& key, bool unicast) {
     core.proc.kill();
     REQUIRE(core.proc.wait(2s));
     auto core2 = CoreProcess::start(key, core_args, "tcp://127.0.0.1:" + core.port());
-    const auto restarted = std::chrono::steady_clock::now();
     auto o = query_options(key);
     if (unicast) {
         o.multicast = false;
         o.core = core2.endpoint;
     }
+    // The living nodes register again with the new core (normally within one
+    // lease). The behaviour checked is that the whole table comes back from
+    // them, with no peer vanishing on the way (below); the bound is a generous
+    // multiple of the lease, not a time the test claims, so that a loaded
+    // machine cannot fail it.
     const auto r = query_until(o, [](const QueryResult& r) {
         return r.nodes.size() == 2 && producers(r, "imu") == 1 && consumers(r, "imu") == 1 && r.find("plan", true) &&
                r.find("plan", true)->producers.size() == 1;
-    }, 5s);
+    }, 4 * lease);
     CHECK(r.nodes.size() == 2);
     CHECK(producers(r, "imu") == 1);
     CHECK(consumers(r, "imu") == 1);
-    CHECK(std::chrono::steady_clock::now() - restarted < 2500ms);  // one lease, plus the time to query
     // The new core's warm-up (one lease) ends with a complete push to every watcher.
     REQUIRE(core2.proc.wait_for_line("warm-up over", 5s));
     REQUIRE(sub.wait_for_line("core ", 3s));
