@@ -14,10 +14,16 @@
 #   3. (information) B and C share the machine's hostname (as network namespaces
 #      do): the subscriber takes B for its own host and picks B's ipc:// socket,
 #      which works only because the filesystem is shared. Printed, not checked.
-#   4. same hostname but each host has a private /tmp (containers on the host
-#      network, or two machines both called "raspberrypi"): C must receive over
-#      tcp, since the library compares host ids (boot id + mount namespace),
-#      not hostnames. See tests/netns/README.md.
+#   4. same hostname but B and C each have a mount namespace of their own with
+#      a private IPC directory (a tmpfs mounted over the same per-test path,
+#      passed as GECKO_IPC_DIR), like containers on the host network or two
+#      machines both called "raspberrypi": B's ipc:// socket does not exist for
+#      C, so C must receive over tcp, since the library compares host ids (boot
+#      id + mount namespace), not hostnames. See tests/netns/README.md.
+#
+# A program that cannot be started (not found, not executable, hidden by a
+# mount) or that ends early is reported as such ("could not start X: ..."),
+# never as a discovery failure. Paths may contain spaces.
 #
 # Usage: multihost.sh GECKOCORE PUB_IMU SUB_IMU
 # Exit: 0 pass, 1 fail, 77 skipped (not root, or no `ip netns`/veth/bridge/unshare).
@@ -36,14 +42,20 @@ command -v ip >/dev/null || skip "no ip (iproute2)"
 command -v unshare >/dev/null || skip "no unshare (util-linux)"
 command -v ss >/dev/null || skip "no ss (iproute2)"
 command -v timeout >/dev/null || skip "no timeout (coreutils)"
-for b in "$GECKOCORE" "$PUB_IMU" "$SUB_IMU"; do [ -x "$b" ] || { echo "FAIL: not executable: $b"; exit 1; }; done
+command -v ps >/dev/null || skip "no ps (procps)"
+for b in "$GECKOCORE" "$PUB_IMU" "$SUB_IMU"; do
+    [ -x "$b" ] || { echo "FAIL: could not start $(basename "$b"): not an executable file: $b"; exit 1; }
+done
 
 ID="gk-$$-$RANDOM"
 NS_A="$ID-a"; NS_B="$ID-b"; NS_C="$ID-c"; NS_BR="$ID-br"
 HOSTS=(a b c)
 declare -A ADDR=([a]=10.231.0.1 [b]=10.231.0.2 [c]=10.231.0.3)
 KEY="netns$$"
-WORK=$(mktemp -d "/tmp/gecko-netns-XXXXXX")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gecko-netns-XXXXXX")
+# Case 4's private IPC directory: B and C each mount a tmpfs of their own over it.
+PRIVATE_IPC="$WORK/private-ipc"
+mkdir "$PRIVATE_IPC"
 FAILED=0
 PIDS=()
 
@@ -103,6 +115,12 @@ for i in $(seq 50); do
 done
 [ "$up" = 3 ] || { echo "FAIL: veth links did not come up"; exit 1; }
 
+# The last step inside every namespace, in sh: runs "$@", or says plainly that
+# it could not (the path may not exist there, e.g. hidden by a mount) and exits
+# 127. started_ok below turns that into "could not start NAME: ...".
+START='[ -x "$1" ] || { echo "could not start $1: no executable file at this path in this namespace" >&2; exit 127; }
+exec "$@"'
+
 # run_on HOST NAME TIMEOUT [ENV=VALUE...] -- PROGRAM ARGS...: runs PROGRAM in
 # HOST's network namespace with its own hostname gecko-HOST (UTS namespace),
 # bounded by TIMEOUT seconds, in the background; output in $WORK/NAME.log.
@@ -112,9 +130,10 @@ run_on() {
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     timeout -k 2 "$secs" ip netns exec "$ID-$h" env "${envs[@]}" GECKO_NETNS_HOSTNAME="gecko-$h" \
-        unshare --uts sh -c 'echo "$GECKO_NETNS_HOSTNAME" > /proc/sys/kernel/hostname && exec "$@"' sh "$@" \
+        unshare --uts sh -c 'echo "$GECKO_NETNS_HOSTNAME" > /proc/sys/kernel/hostname || exit 125
+'"$START" sh "$@" \
         >"$WORK/$name.log" 2>&1 &
-    PIDS+=($!)
+    PIDS+=("$!")
     LAST_PID=$!
 }
 # Same without a hostname of its own (shares the machine's hostname).
@@ -123,31 +142,67 @@ run_on_shared_hostname() {
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    timeout -k 2 "$secs" ip netns exec "$ID-$h" env "${envs[@]}" "$@" >"$WORK/$name.log" 2>&1 &
-    PIDS+=($!)
+    timeout -k 2 "$secs" ip netns exec "$ID-$h" env "${envs[@]}" sh -c "$START" sh "$@" >"$WORK/$name.log" 2>&1 &
+    PIDS+=("$!")
     LAST_PID=$!
 }
-# Shared hostname, but a private /tmp (its own mount namespace), like containers
-# on the host network: the ipc:// paths of one host do not exist on the other.
-run_on_private_tmp() {
+# Shared hostname, but a mount namespace of its own in which a private tmpfs
+# covers $PRIVATE_IPC (give the program GECKO_IPC_DIR=$PRIVATE_IPC), like
+# containers on the host network: the ipc:// paths of one host do not exist
+# on the other. Only that one directory is covered: the build, wherever it is
+# (under /tmp too), stays visible.
+run_on_private_ipc() {
     local h=$1 name=$2 secs=$3; shift 3
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     timeout -k 2 "$secs" ip netns exec "$ID-$h" env "${envs[@]}" \
-        unshare --mount --propagation private sh -c 'mount -t tmpfs gecko-netns /tmp && exec "$@"' sh "$@" \
+        unshare --mount --propagation private sh -c 'dir=$1; shift
+mount -t tmpfs gecko-netns-ipc "$dir" || { echo "could not start $1: cannot mount a private tmpfs on $dir" >&2; exit 125; }
+'"$START" sh "$PRIVATE_IPC" "$@" \
         >"$WORK/$name.log" 2>&1 &
-    PIDS+=($!)
+    PIDS+=("$!")
     LAST_PID=$!
 }
 stop() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+# True while process $1 runs (a zombie, exited but not reaped yet, does not count).
+running() {
+    local state
+    state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
+# started_ok NAME PID: true while the program started as NAME (background PID)
+# runs. Otherwise a failure that says what happened: "could not start NAME: ..."
+# (the wrapper could not run it, exit 125-127) or "NAME ended early ...", with
+# the last line of its log; the caller then skips its own diagnosis.
+declare -A REPORTED=()
+started_ok() {
+    local name=$1 pid=$2 status why
+    running "$pid" && return 0
+    [ -n "${REPORTED[$name]:-}" ] && return 1  # said once already
+    REPORTED[$name]=1
+    wait "$pid" 2>/dev/null
+    status=$?
+    why=$(grep -m1 "could not start" "$WORK/$name.log" 2>/dev/null)
+    [ -n "$why" ] || why=$(tail -n 1 "$WORK/$name.log" 2>/dev/null)
+    case "$status" in
+        125|126|127) fail "could not start $name (exit $status): ${why:-no output}" ;;
+        *) fail "$name ended early (exit $status): ${why:-no output}" ;;
+    esac
+    return 1
+}
 
-# wait_lines FILE PATTERN N SECONDS: true once FILE has N lines matching PATTERN.
+# wait_lines FILE PATTERN N SECONDS [PID...]: true once FILE has N lines
+# matching PATTERN; false after SECONDS, or as soon as one of the PIDs (the
+# programs the lines depend on) is no longer running, so that a program that
+# could not start is reported at once (started_ok) rather than after the wait.
 wait_lines() {
-    local file=$1 pattern=$2 n=$3 deadline=$((SECONDS + $4))
+    local file=$1 pattern=$2 n=$3 deadline=$((SECONDS + $4)) pid
+    shift 4
     while [ "$SECONDS" -lt "$deadline" ]; do
         [ "$(grep -c -- "$pattern" "$file" 2>/dev/null)" -ge "$n" ] && return 0
-        sleep 0.1
+        for pid in "$@"; do running "$pid" || break 2; done
+        sleep 0.1  # poll interval of a bounded wait
     done
     [ "$(grep -c -- "$pattern" "$file" 2>/dev/null)" -ge "$n" ]
 }
@@ -164,15 +219,17 @@ unset GECKO_CORE GECKO_NO_MULTICAST GECKO_INTERFACE GECKO_MULTICAST GECKO_KEY GE
 # ---- 1. multicast discovery across hosts, data over tcp -------------------------
 log "1. multicast on, no core address: core on A, publisher on B, subscriber on C"
 run_on a core 110 "${ENV0[@]}" -- "$GECKOCORE" --key "$KEY"; CORE=$LAST_PID
-wait_lines "$WORK/core.log" "listening on" 1 5 || fail "geckocore did not start on A"
+if ! wait_lines "$WORK/core.log" "listening on" 1 5 "$CORE"; then
+    started_ok core "$CORE" && fail "geckocore on A did not say 'listening on' within 5 s"
+fi
 run_on b pub1 60 "${ENV0[@]}" -- "$PUB_IMU" --key "$KEY"; PUB=$LAST_PID
 run_on c sub1 25 "${ENV0[@]}" -- "$SUB_IMU" --key "$KEY" --count 1000; SUB=$LAST_PID
-if wait_lines "$WORK/sub1.log" "^imu #" 5 20; then
+if wait_lines "$WORK/sub1.log" "^imu #" 5 20 "$PUB" "$SUB"; then
     log "   C received $(grep -c '^imu #' "$WORK/sub1.log") messages"
     n=$(tcp_to c "${ADDR[b]}")
     if [ "$n" -ge 1 ]; then log "   C has $n established tcp connection(s) to B (${ADDR[b]})"
     else fail "C receives but has no tcp connection to B: $(ip netns exec "$ID-c" ss -Htn state established)"; fi
-else
+elif started_ok pub1 "$PUB" && started_ok sub1 "$SUB"; then
     fail "subscriber on C received nothing within 20 s (multicast discovery across the bridge)"
 fi
 stop "$SUB"; stop "$PUB"
@@ -187,6 +244,11 @@ CORE_ADDR="${ADDR[a]}:7651"
 run_on b pub2 60 "${ENV0[@]}" GECKO_CORE="$CORE_ADDR" -- "$PUB_IMU" --key "$KEY"; PUB=$LAST_PID
 run_on c sub2a 4 "${ENV0[@]}" -- "$SUB_IMU" --key "$KEY" --count 1
 wait "$LAST_PID" 2>/dev/null
+status=$?
+if [ "$status" -ge 125 ] && [ "$status" -le 127 ]; then
+    fail "could not start sub2a (exit $status): $(tail -n 1 "$WORK/sub2a.log")"
+fi
+started_ok pub2 "$PUB"  # a publisher that did not start explains what follows
 if grep -q "^imu #" "$WORK/sub2a.log"; then
     fail "multicast is supposed to be blocked, yet the subscriber without GECKO_CORE received"
 fi
@@ -202,10 +264,10 @@ fi
 
 # 2b. with GECKO_CORE the subscriber finds the core and receives over tcp.
 run_on c sub2b 25 "${ENV0[@]}" GECKO_CORE="$CORE_ADDR" -- "$SUB_IMU" --key "$KEY" --count 1000; SUB=$LAST_PID
-if wait_lines "$WORK/sub2b.log" "^imu #" 5 20; then
+if wait_lines "$WORK/sub2b.log" "^imu #" 5 20 "$PUB" "$SUB"; then
     log "   C received $(grep -c '^imu #' "$WORK/sub2b.log") messages with GECKO_CORE=$CORE_ADDR"
     [ "$(tcp_to c "${ADDR[b]}")" -ge 1 ] || fail "C receives but has no tcp connection to B"
-else
+elif started_ok pub2 "$PUB" && started_ok sub2b "$SUB"; then
     fail "subscriber on C with GECKO_CORE=$CORE_ADDR received nothing within 20 s"
 fi
 stop "$SUB"; stop "$PUB"
@@ -215,26 +277,26 @@ for h in "${HOSTS[@]}"; do bridge -n "$NS_BR" link set dev "port$h" mcast_flood 
 log "3. (information) B and C keep the machine's hostname '$(hostname)'"
 run_on_shared_hostname b pub3 30 "${ENV0[@]}" -- "$PUB_IMU" --key "$KEY"; PUB=$LAST_PID
 run_on_shared_hostname c sub3 25 "${ENV0[@]}" -- "$SUB_IMU" --key "$KEY" --count 1000; SUB=$LAST_PID
-if wait_lines "$WORK/sub3.log" "^imu #" 5 20; then
+if wait_lines "$WORK/sub3.log" "^imu #" 5 20 "$PUB" "$SUB"; then
     if [ "$(tcp_to c "${ADDR[b]}")" -ge 1 ]; then
         log "   C received over tcp (the library tells the hosts apart)"
     else
         log "   NOTE: C received, but over ipc:// (a Unix socket path on the shared filesystem), not tcp;"
         log "   (established ipc connections to gecko-$KEY-* sockets seen in C: $(ipc_conns c))"
     fi
-else
+elif started_ok pub3 "$PUB" && started_ok sub3 "$SUB"; then
     log "   NOTE: C received nothing with a shared hostname"
 fi
 stop "$SUB"; stop "$PUB"
 
-log "4. shared hostname, private /tmp on B and C: C must use tcp"
-run_on_private_tmp b pub4 30 "${ENV0[@]}" GECKO_IPC_DIR=/tmp -- "$PUB_IMU" --key "$KEY"; PUB=$LAST_PID
-run_on_private_tmp c sub4 12 "${ENV0[@]}" GECKO_IPC_DIR=/tmp -- "$SUB_IMU" --key "$KEY" --count 1000; SUB=$LAST_PID
-if wait_lines "$WORK/sub4.log" "^imu #" 5 8; then
+log "4. shared hostname, a private IPC directory on B and on C (own mount namespaces): C must use tcp"
+run_on_private_ipc b pub4 30 "${ENV0[@]}" GECKO_IPC_DIR="$PRIVATE_IPC" -- "$PUB_IMU" --key "$KEY"; PUB=$LAST_PID
+run_on_private_ipc c sub4 12 "${ENV0[@]}" GECKO_IPC_DIR="$PRIVATE_IPC" -- "$SUB_IMU" --key "$KEY" --count 1000; SUB=$LAST_PID
+if wait_lines "$WORK/sub4.log" "^imu #" 5 8 "$PUB" "$SUB"; then
     log "   C received (over tcp: $(tcp_to c "${ADDR[b]}") connection(s) to B)"
     [ "$(tcp_to c "${ADDR[b]}")" -ge 1 ] || fail "C receives but has no tcp connection to B"
-else
-    fail "C received nothing in 8 s: it picked B's ipc:// endpoint, which does not exist in C's /tmp (host ids should differ)"
+elif started_ok pub4 "$PUB" && started_ok sub4 "$SUB"; then
+    fail "C received nothing in 8 s though B and C both run: it may have picked B's ipc:// endpoint, which does not exist in C's private IPC directory (host ids should differ)"
 fi
 stop "$SUB"; stop "$PUB"
 stop "$CORE"
