@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every C++ example the way its opening comment says, against a real
 # geckocore found by multicast on this host, and checks what each prints.
-# Usage: run_examples.sh BIN_DIR   (BIN_DIR holds geckocore, gecko and the examples)
+# Usage: run_examples.sh BIN_DIR   (BIN_DIR holds geckocore, gecko and the examples;
+# it may contain spaces). Nodes' ipc sockets go to the test's scratch directory.
 set -euo pipefail
 bin=$1
 key="examples-$$-$RANDOM"  # a key of its own: parallel tests never see each other
@@ -25,8 +26,9 @@ expect_lines() {
     fi
 }
 
-# Any free port: a geckocore already running on this machine keeps its default one.
-background geckocore "$bin/geckocore" --key "$key" --listen "tcp://127.0.0.1:*"
+# Any free port, and no host door: a geckocore already running on this machine
+# keeps its default port and its door (7651).
+background geckocore "$bin/geckocore" --key "$key" --listen "tcp://127.0.0.1:*" --door 0
 
 # pub_imu + sub_imu: sub_imu --count 5 prints five readings and exits.
 background pub_imu "$bin/pub_imu" --key "$key"

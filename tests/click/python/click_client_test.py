@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """A stock Python Click client drives a Gecko simulation through gecko-click-gateway.
 
-Starts geckocore (on a free loopback port), gecko-sim and gecko-click-gateway
-(bound to tcp://127.0.0.1:*, its port read from its startup line), then talks
+Starts geckocore and gecko-click-gateway, each bound to tcp://127.0.0.1:* with
+the port read back from its startup line (as tests/support/ports.hpp does for
+the C++ tests: nothing picks a port number), and gecko-sim, then talks
 to the gateway as Click's own Python client does: one zmq REQ socket, one frame
 per message, messages built with the classes protoc generates from
 click_gateway/proto/click.proto (click_pb2), replies decoded as `Message` first
@@ -19,9 +20,9 @@ import math
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -45,11 +46,11 @@ def close(a, b):
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def free_tcp_port():
-    """A free tcp port on loopback (the kernel picks it; the caller binds it next)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def endpoint_after(line, marker):
+    """The endpoint written after `marker` in `line`, up to the next space or comma."""
+    check(marker in line, f"no {marker!r} in {line!r}")
+    rest = line[line.index(marker) + len(marker):]
+    return rest.replace(",", " ").split(" ", 1)[0]
 
 
 class Child:
@@ -196,18 +197,22 @@ def ok(what):
     print(f"ok: {what}", flush=True)
 
 
-def run(args, pb, children):
-    core_port = free_tcp_port()
+def run(args, pb, children, ipc_dir):
     key = f"click-python-{os.getpid()}"
     env = dict(os.environ)
-    for name in ("GECKO_KEY", "GECKO_DISCOVERY"):
+    for name in ("GECKO_KEY", "GECKO_DISCOVERY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_INTERFACE"):
         env.pop(name, None)
-    env.update(GECKO_CORE=f"127.0.0.1:{core_port}", GECKO_NO_MULTICAST="1")
+    env.update(GECKO_NO_MULTICAST="1", GECKO_IPC_DIR=ipc_dir)
 
-    core = Child("geckocore", [args.geckocore, "--key", key, "--no-multicast",
-                               "--listen", f"tcp://127.0.0.1:{core_port}"], env)
+    # Unicast only, no host door, on a port the kernel picks: read it from
+    # "geckocore: key 'K' instance N listening on tcp://127.0.0.1:PORT, ...".
+    core = Child("geckocore", [args.geckocore, "--key", key, "--no-multicast", "--door", "0",
+                               "--listen", "tcp://127.0.0.1:*"], env)
     children.append(core)
-    core.wait_for_line("listening", 5)
+    core_endpoint = endpoint_after(core.wait_for_line("listening on ", 10), "listening on ")
+    check(core_endpoint.startswith("tcp://127.0.0.1:") and not core_endpoint.endswith(":*"),
+          f"geckocore listens on {core_endpoint!r}")
+    env.update(GECKO_CORE=core_endpoint[len("tcp://"):])
     sim = Child("gecko-sim", [args.gecko_sim, "--key", key, "--watchdog-ms", "0"], env, stdin=True)
     children.append(sim)
     sim.wait_for_line("ready", 5)
@@ -217,7 +222,7 @@ def run(args, pb, children):
     banner = gateway.wait_for_line("Click clients on ", 5)
     check(f"key '{key}'" in banner, f"the gateway's startup line does not name key '{key}': {banner}")
     # "... Click clients on tcp://127.0.0.1:PORT (REP, ...": the port ZeroMQ picked.
-    endpoint = banner[banner.index("tcp://"):].split(" ", 1)[0]
+    endpoint = endpoint_after(banner, "Click clients on ")
     ok(f"gateway serves Click clients on {endpoint}")
 
     client = ClickClient(pb, endpoint)
@@ -324,8 +329,10 @@ def main():
         return 1
 
     children = []
+    # The nodes' ipc sockets go to a directory of this test's own, not /tmp itself.
+    ipc_dir = tempfile.TemporaryDirectory(prefix="gecko-click-python-")
     try:
-        run(args, pb, children)
+        run(args, pb, children, ipc_dir.name)
         print("PASS: a Python Click client drove gecko-sim through gecko-click-gateway")
         return 0
     except Failure as e:
@@ -336,6 +343,7 @@ def main():
     finally:
         for child in reversed(children):
             child.stop()
+        ipc_dir.cleanup()
     for child in children:
         print(f"--- {child.name} output ---\n{child.output()}", file=sys.stderr)
     return 1

@@ -2,14 +2,15 @@
 # Runs examples/click_python/click_client.py as its opening comment says:
 # geckocore, gecko-sim and gecko-click-gateway, then the Python client through
 # the gateway; checks that it stepped 100 times and ended the run cleanly.
-# Usage: run_example.sh PYTHON PB_DIR BIN_DIR EXAMPLE
+# Usage: run_example.sh PYTHON PB_DIR BIN_DIR EXAMPLE (paths may contain spaces).
+# The gateway's endpoint and the nodes' ipc sockets are in the scratch directory.
 set -euo pipefail
 python=$1 pb_dir=$2 bin=$3 example=$4
 key="click-example-$$-$RANDOM"
 source "$(dirname "$0")/../../support/processes.sh"
 dir=$scratch
 
-background core "$bin/geckocore" --key "$key" --listen "tcp://127.0.0.1:*"  # any free port
+background core "$bin/geckocore" --key "$key" --listen "tcp://127.0.0.1:*" --door 0  # any free port, no host door
 background sim "$bin/gecko-sim" --key "$key"
 background gateway "$bin/gecko-click-gateway" --key "$key" --bind "ipc://$dir/click"
 
