@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+// The gecko.msgs types, walked at compile time through GECKO_MSG_FIELDS:
+// their shapes, and checks of msgpack against them.
+#include "known_types.hpp"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <gecko/msgs/all.hpp>
+#include <gecko/msgs/click.hpp>
+
+#include "cli.hpp"
+#include "msgpack_json.hpp"
+
+namespace gecko::tools {
+namespace {
+
+template <class... M>
+struct TypeList {};
+
+using KnownTypes = TypeList<msgs::String, msgs::Float64, msgs::Int64, msgs::Bytes, msgs::Empty, msgs::Point2,
+                            msgs::Vector3, msgs::Quaternion, msgs::Pose, msgs::Twist, msgs::Wrench, msgs::Imu,
+                            msgs::Lidar, msgs::JointState, msgs::Image, msgs::Odometry, msgs::click::HandshakeInit,
+                            msgs::click::SensorRequest, msgs::click::Control, msgs::click::Handshake,
+                            msgs::click::Sensor, msgs::click::Reset, msgs::click::Error>;
+
+template <class T, class = void>
+struct has_fields : std::false_type {};
+template <class T>
+struct has_fields<T, std::void_t<decltype(T::gecko_field_names)>> : std::true_type {};
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class U, class A>
+struct is_vector<std::vector<U, A>> : std::true_type {};
+template <class T>
+struct is_array : std::false_type {};
+template <class U, std::size_t N>
+struct is_array<std::array<U, N>> : std::true_type {
+    static constexpr std::size_t size = N;
+};
+template <class T>
+struct is_string_map : std::false_type {};
+template <class U>
+struct is_string_map<std::map<std::string, U>> : std::true_type {};
+template <class T>
+struct is_optional : std::false_type {};
+template <class U>
+struct is_optional<std::optional<U>> : std::true_type {};
+
+// The type of field I of message M.
+template <class M, std::size_t I>
+using field_t = std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, decltype(std::declval<const M&>().gecko_fields())>>>;
+
+// ---- shapes ----
+
+// Nested Click structs travel inside messages but have no type name of their own.
+template <class T>
+std::string message_name() {
+    if constexpr (msgs::is_message_v<T>) return T::type_name;
+    else if constexpr (std::is_same_v<T, msgs::click::ControlObject>) return "gecko.msgs.click.ControlObject";
+    else if constexpr (std::is_same_v<T, msgs::click::HandshakeObject>) return "gecko.msgs.click.HandshakeObject";
+    else if constexpr (std::is_same_v<T, msgs::click::SensorObject>) return "gecko.msgs.click.SensorObject";
+    else if constexpr (std::is_same_v<T, msgs::click::SensorValue>) return "gecko.msgs.click.SensorValue";
+    else return "map";
+}
+
+template <class T>
+Shape shape_of();
+
+template <class M, std::size_t... I>
+void add_fields(Shape& s, std::index_sequence<I...>) {
+    (s.fields.emplace_back(std::string(M::gecko_field_names[I]), shape_of<field_t<M, I>>()), ...);
+}
+
+template <class T>
+Shape shape_of() {
+    Shape s;
+    if constexpr (has_fields<T>::value) {
+        s.kind = Shape::Kind::message;
+        s.type = message_name<T>();
+        add_fields<T>(s, std::make_index_sequence<T::gecko_field_names.size()>{});
+    } else if constexpr (std::is_same_v<T, std::vector<std::uint8_t>>) {
+        s.type = "bytes";
+    } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+        s.kind = Shape::Kind::array;
+        s.item.push_back(shape_of<typename T::value_type>());
+        if constexpr (is_array<T>::value)
+            s.type = s.item.front().type + "[" + std::to_string(is_array<T>::size) + "]";
+        else
+            s.type = s.item.front().type + "[]";
+    } else if constexpr (is_string_map<T>::value) {
+        s.kind = Shape::Kind::map;
+        s.item.push_back(shape_of<typename T::mapped_type>());
+        s.type = "map<string, " + s.item.front().type + ">";
+    } else if constexpr (is_optional<T>::value) {
+        s = shape_of<typename T::value_type>();
+        s.type += " or nil";
+    } else if constexpr (std::is_same_v<T, bool>) {
+        s.type = "bool";
+    } else if constexpr (std::is_integral_v<T>) {
+        s.type = std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(sizeof(T) * 8);
+    } else if constexpr (std::is_same_v<T, float>) {
+        s.type = "float32";
+    } else if constexpr (std::is_same_v<T, double>) {
+        s.type = "float64";
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        s.type = "string";
+    } else if constexpr (std::is_same_v<T, msgs::click::ValueType>) {
+        s.type = "string (a Click ValueType: ";
+        for (std::size_t i = 0; i < msgs::click::all_value_types.size(); ++i)
+            s.type += std::string(i ? ", " : "") + msgs::click::to_string(msgs::click::all_value_types[i]);
+        s.type += ")";
+    } else if constexpr (std::is_same_v<T, msgs::click::Direction>) {
+        s.type = "string (request or answer)";
+    } else {
+        static_assert(sizeof(T) == 0, "a field type gecko type cannot describe");
+    }
+    return s;
+}
+
+// ---- checking the user's JSON (as msgpack) ----
+
+template <class T>
+void check_value(const msgpack::object& o, const std::string& path, const char* type);
+
+template <class M, std::size_t... I>
+void check_field([[maybe_unused]] const msgpack::object& value, [[maybe_unused]] std::size_t index,
+                 [[maybe_unused]] const std::string& path, [[maybe_unused]] const char* type,
+                 std::index_sequence<I...>) {  // unused for a message without fields (Empty)
+    ((index == I ? check_value<field_t<M, I>>(value, path, type) : void()), ...);
+}
+
+std::string key_text(const msgpack::object& key) {
+    return key.type == msgpack::type::STR ? std::string(key.via.str.ptr, key.via.str.size) : to_json(key);
+}
+
+// Throws UsageError for a map key that is not a field of M (or of a nested message).
+template <class M>
+void check_message(const msgpack::object& o, const std::string& path, const char* type) {
+    if (o.type != msgpack::type::MAP) return;  // a wrong kind of value: decode names it
+    constexpr auto& names = M::gecko_field_names;
+    for (std::uint32_t k = 0; k < o.via.map.size; ++k) {
+        const auto& kv = o.via.map.ptr[k];
+        const std::string key = key_text(kv.key);
+        std::size_t index = 0;
+        while (index < names.size() && names[index] != key) ++index;
+        const std::string where = path.empty() ? key : path + "." + key;
+        if (index == names.size()) {
+            std::string valid;
+            for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + std::string(n);
+            throw UsageError(std::string(type) + " has no field '" + where + "'" +
+                             (path.empty() ? "" : " (in '" + path + "')") + "; its fields are: " +
+                             (valid.empty() ? "(none)" : valid));
+        }
+        check_field<M>(kv.val, index, where, type, std::make_index_sequence<names.size()>{});
+    }
+}
+
+template <class T>
+void check_value(const msgpack::object& o, const std::string& path, const char* type) {
+    if constexpr (has_fields<T>::value) {
+        check_message<T>(o, path, type);
+    } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+        if (o.type != msgpack::type::ARRAY) return;
+        for (std::uint32_t i = 0; i < o.via.array.size; ++i)
+            check_value<typename T::value_type>(o.via.array.ptr[i], path + "[" + std::to_string(i) + "]", type);
+    } else if constexpr (is_optional<T>::value) {
+        check_value<typename T::value_type>(o, path, type);
+    } else if constexpr (is_string_map<T>::value) {
+        if (o.type != msgpack::type::MAP) return;
+        for (std::uint32_t k = 0; k < o.via.map.size; ++k)
+            check_value<typename T::mapped_type>(o.via.map.ptr[k].val, path + "." + key_text(o.via.map.ptr[k].key), type);
+    }
+}
+
+template <class M>
+void check_payload(const std::vector<std::uint8_t>& payload) {
+    const auto handle = parse_msgpack(payload.data(), payload.size());
+    if (handle.get().type != msgpack::type::MAP)
+        throw UsageError(std::string(M::type_name) + " is written as a JSON object, e.g. " +
+                         to_json(msgpack::object(M{}, *handle.zone())));
+    check_message<M>(handle.get(), "", M::type_name);
+    try {
+        (void)msgs::decode<M>(payload.data(), payload.size());
+    } catch (const msgpack::type_error& e) {
+        throw UsageError(e.what());
+    }
+}
+
+template <class M>
+std::string decode_error(const std::uint8_t* payload, std::size_t size) {
+    try {
+        (void)msgs::decode<M>(payload, size);
+        return "";
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+// ---- the registry ----
+
+struct Known {
+    Shape shape;
+    void (*check)(const std::vector<std::uint8_t>&);
+    std::string (*violation)(const std::uint8_t*, std::size_t);
+};
+
+template <class... M>
+std::map<std::string, Known> make_registry(TypeList<M...>) {
+    std::map<std::string, Known> r;
+    (r.emplace(M::type_name, Known{shape_of<M>(), &check_payload<M>, &decode_error<M>}), ...);
+    return r;
+}
+
+const std::map<std::string, Known>& registry() {
+    static const auto r = make_registry(KnownTypes{});
+    return r;
+}
+
+}  // namespace
+
+std::vector<std::string> known_type_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, known] : registry()) names.push_back(name);
+    return names;
+}
+
+const Shape* known_shape(const std::string& type) {
+    const auto it = registry().find(type);
+    return it == registry().end() ? nullptr : &it->second.shape;
+}
+
+void check_known(const std::string& type, const std::vector<std::uint8_t>& payload) {
+    const auto it = registry().find(type);
+    if (it != registry().end()) it->second.check(payload);
+}
+
+std::string schema_violation(const std::string& type, const std::uint8_t* payload, std::size_t size) {
+    const auto handle = parse_msgpack(payload, size);
+    const auto kind = handle.get().type;
+    if (kind != msgpack::type::MAP)
+        return std::string("not a msgpack map (a message) but a msgpack ") + msgs::detail::msgpack_type_name(kind);
+    const auto it = registry().find(type);
+    return it == registry().end() ? "" : it->second.violation(payload, size);
+}
+
+}  // namespace gecko::tools

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "shape.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "format.hpp"
+
+namespace gecko::tools {
+
+const Shape* Shape::field(const std::string& name) const {
+    for (const auto& [n, s] : fields)
+        if (n == name) return &s;
+    return nullptr;
+}
+
+std::string Shape::field_list() const {
+    std::string out;
+    for (const auto& f : fields) out += (out.empty() ? "" : ", ") + f.first;
+    return out.empty() ? "(none)" : out;
+}
+
+Shape infer_shape(const msgpack::object& o) {
+    Shape s;
+    switch (o.type) {
+        case msgpack::type::NIL: s.type = "nil"; break;
+        case msgpack::type::BOOLEAN: s.type = "bool"; break;
+        case msgpack::type::POSITIVE_INTEGER:
+        case msgpack::type::NEGATIVE_INTEGER: s.type = "int"; break;
+        case msgpack::type::FLOAT32: s.type = "float32"; break;
+        case msgpack::type::FLOAT64: s.type = "float64"; break;
+        case msgpack::type::STR: s.type = "string"; break;
+        case msgpack::type::BIN: s.type = "bytes"; break;
+        case msgpack::type::EXT: s.type = "ext"; break;
+        case msgpack::type::MAP:
+            s.kind = Shape::Kind::message;
+            s.type = "map";
+            for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
+                const auto& k = o.via.map.ptr[i].key;
+                const std::string name = k.type == msgpack::type::STR ? std::string(k.via.str.ptr, k.via.str.size) : "?";
+                s.fields.emplace_back(name, infer_shape(o.via.map.ptr[i].val));
+            }
+            break;
+        case msgpack::type::ARRAY: {
+            s.kind = Shape::Kind::array;
+            std::vector<Shape> items;
+            std::set<std::string> types;
+            for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
+                items.push_back(infer_shape(o.via.array.ptr[i]));
+                types.insert(items.back().type);
+            }
+            // Integral values among floats are floats written compactly (1.0 as 1): float64[].
+            const bool numbers = std::all_of(types.begin(), types.end(), [](const std::string& t) {
+                return t == "int" || t == "float32" || t == "float64";
+            });
+            if (items.empty()) {
+                s.type = "array (empty: item type unknown)";
+            } else if (types.size() == 1 || numbers) {
+                const auto it = std::find_if(items.begin(), items.end(), [&](const Shape& i) { return i.type != "int"; });
+                s.item.push_back(std::move(types.size() == 1 ? items.front() : *it));
+                s.type = s.item.front().type + "[]";
+            } else {
+                s.type = "array (mixed items)";
+            }
+            break;
+        }
+    }
+    return s;
+}
+
+namespace {
+
+// The message whose fields go under a field of this shape: itself, or its
+// (innermost) item's.
+const Shape* message_under(const Shape& s) {
+    const Shape* at = &s;
+    while ((at->kind == Shape::Kind::array || at->kind == Shape::Kind::map) && !at->item.empty()) at = &at->item.front();
+    return at->kind == Shape::Kind::message ? at : nullptr;
+}
+
+void collect(const Shape& message, const std::string& indent, std::vector<std::pair<std::string, std::string>>& rows) {
+    for (const auto& [name, shape] : message.fields) {
+        rows.emplace_back(indent + name, shape.type);
+        if (const Shape* nested = message_under(shape)) collect(*nested, indent + "  ", rows);
+    }
+}
+
+bool is_index(const std::string& s) {
+    return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+std::string render_fields(const Shape& message, const std::string& indent) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    collect(message, indent, rows);
+    std::size_t width = 0;
+    for (const auto& r : rows) width = std::max(width, display_width(r.first));
+    std::string out;
+    for (const auto& r : rows) out += r.first + std::string(width - display_width(r.first) + 2, ' ') + r.second + "\n";
+    return out;
+}
+
+std::string check_path(const Shape& message, const std::vector<std::string>& path) {
+    const Shape* at = &message;
+    std::string where;  // the path so far, for messages
+    for (const auto& step : path) {
+        const std::string here = where.empty() ? "the message" : "'" + where + "'";
+        switch (at->kind) {
+            case Shape::Kind::message: {
+                const Shape* next = at->field(step);
+                if (!next)
+                    return (where.empty() ? at->type : "'" + where + "' (" + at->type + ")") + " has no field '" + step +
+                           "'; its fields are: " + at->field_list();
+                at = next;
+                break;
+            }
+            case Shape::Kind::array:
+                if (!is_index(step))
+                    return here + " is an array (" + at->type + "): '" + step + "' is not an index (0, 1, ...)";
+                if (at->item.empty()) return "";  // items of unknown shape: anything may follow
+                at = &at->item.front();
+                break;
+            case Shape::Kind::map:
+                if (at->item.empty()) return "";
+                at = &at->item.front();
+                break;
+            case Shape::Kind::scalar:
+                return here + " is of type " + at->type + ": it has no field '" + step + "'";
+        }
+        where += (where.empty() ? "" : ".") + step;
+    }
+    return "";
+}
+
+}  // namespace gecko::tools
