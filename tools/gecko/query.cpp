@@ -3,11 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
-#include <thread>
 
 #include "gecko/error.hpp"
-#include "gecko/signals.hpp"
+#include "suggest.hpp"
 
 namespace gecko::tools {
 
@@ -60,36 +58,34 @@ std::map<std::uint64_t, std::string> producer_names(const detail::QueryResult& r
     return names;
 }
 
-std::string wait_for_topic_type(const Connection& connection, const std::string& command, const std::string& topic,
-                                std::map<std::uint64_t, std::string>* names) {
-    const auto options = discovery_options(connection.node);
-    bool said = false;
-    while (ok()) {
-        const auto r = query(options, connection.timeout);
-        if (names) *names = producer_names(r, topic);
-        if (const auto* t = r.find(topic)) {
-            std::set<std::string> types;
-            for (const auto& p : t->producers) types.insert(p.peer.reg.type_name);
-            if (!t->producers.empty()) {
-                const std::string& chosen = t->producers.front().peer.reg.type_name;
-                if (types.size() > 1) {
-                    std::string all;
-                    for (const auto& ty : types) all += (all.empty() ? "" : ", ") + ty;
-                    std::fprintf(stderr, "gecko %s: publishers of '%s' declare different types (%s); reading %s (pick one with --type)\n",
-                                 command.c_str(), topic.c_str(), all.c_str(), chosen.c_str());
-                }
-                return chosen;
-            }
-            if (!t->type.empty()) return t->type;
-        }
-        if (!said) {
-            std::fprintf(stderr, "gecko %s: no publisher of '%s' in key '%s' yet; waiting (Ctrl-C to stop)\n",
-                         command.c_str(), topic.c_str(), options.key.c_str());
-            said = true;
-        }
-        for (int i = 0; i < 5 && ok(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // poll period
-    }
-    return {};
+std::vector<std::string> names_of(const detail::QueryResult& result, bool service, bool with_producers) {
+    std::vector<std::string> names;
+    for (const auto& t : result.topics)
+        if (t.service == service && (!with_producers || !t.producers.empty())) names.push_back(t.name);
+    return names;
+}
+
+std::string not_found(const detail::QueryResult& result, const std::string& what, const std::string& name) {
+    std::vector<std::string> candidates;
+    if (what != "service") candidates = names_of(result, false);
+    if (what != "topic")
+        for (const auto& s : names_of(result, true)) candidates.push_back(s);
+    return "no " + what + " '" + name + "' under key '" + result.key + "'" + did_you_mean(name, candidates);
+}
+
+TopicGlance glance_at_topic(const Connection& connection, const std::string& command, const std::string& topic) {
+    const auto r = query(connection);
+    TopicGlance glance;
+    glance.names = producer_names(r, topic);
+    const auto* t = r.find(topic);
+    if (t) glance.type = t->type == "*" ? "" : t->type;
+    if (t && !t->producers.empty()) return glance;
+    const std::string hint = did_you_mean(topic, names_of(r, false, true));
+    const std::string missing = t ? "no publisher of '" + topic + "' under key '" + r.key + "' yet"
+                                  : "no topic '" + topic + "' under key '" + r.key + "'" + (hint.empty() ? " yet" : "");
+    std::fprintf(stderr, "gecko %s: %s%s waiting for it (Ctrl-C to stop)\n", command.c_str(), missing.c_str(),
+                 hint.empty() ? ";" : hint.c_str());
+    return glance;
 }
 
 }  // namespace gecko::tools

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cli.hpp"
 #include "discovery/core_query.hpp"
@@ -32,13 +33,25 @@ std::string where(const detail::Peer& peer);
 /// Publisher id -> "node@host:pid" for the producers of `topic`.
 std::map<std::uint64_t, std::string> producer_names(const detail::QueryResult& result, const std::string& topic);
 
-/// The type to subscribe to `topic` with: the type its publishers declare (the
-/// first one if they disagree, with a warning on stderr), else its subscribers'.
-/// While the core does not know the topic, says so once on stderr and asks
-/// again every 250 ms until it appears or ok() turns false (then returns "").
-/// `names` receives producer_names() of the last answer.
+/// Names of the key's topics (or services), as the core sorts them; with
+/// `with_producers` only those with a publisher (a server).
+std::vector<std::string> names_of(const detail::QueryResult& result, bool service, bool with_producers = false);
+
+/// "no topic 'imuu' under key 'K'; did you mean 'imu'?" (`what` is "topic",
+/// "service", "topic or service"), the suggestion from the names of that kind.
+std::string not_found(const detail::QueryResult& result, const std::string& what, const std::string& name);
+
+/// What echo, hz and bw learn about a topic before subscribing to it (with any type).
+struct TopicGlance {
+    std::string type;                            ///< as the core reports it; "" if it does not know the topic
+    std::map<std::uint64_t, std::string> names;  ///< producer_names()
+};
+
+/// Asks the core once about `topic`. If it has no publisher yet, says on
+/// stderr that `command` waits for one, with the topic the user may have
+/// meant: "gecko echo: no topic 'imuu' under key 'K'; did you mean 'imu'?
+/// waiting for it (Ctrl-C to stop)".
 /// @throws gecko::Error(Errc::discovery) if the core does not answer.
-std::string wait_for_topic_type(const Connection& connection, const std::string& command, const std::string& topic,
-                                std::map<std::uint64_t, std::string>* names = nullptr);
+TopicGlance glance_at_topic(const Connection& connection, const std::string& command, const std::string& topic);
 
 }  // namespace gecko::tools
