@@ -15,18 +15,17 @@ void add_sampling_options(Parser& parser, Sampling& sampling, long& window) {
         .option("--duration", "DURATION", "stop after this long, e.g. 10 or 10s or 500ms",
                 [&sampling](const std::string& v) { sampling.duration = parse_duration(v, "--duration"); })
         .option("--window", "N", "compute over the last N messages (default 100)", window, 2, 1000000)
-        .option("--type", "NAME", "subscribe with this type instead of the one the core reports", sampling.type);
+        .option("--type", "NAME", "count only messages of this type (default: any type)", sampling.type);
 }
 
 int run_sampling(const std::string& command, Connection& connection, Sampling& s) {
     install_signal_handlers();
     const auto start = std::chrono::steady_clock::now();
-    if (s.type.empty()) s.type = wait_for_topic_type(connection, command, s.topic);
-    if (s.type.empty()) return exit_ok;  // interrupted while waiting
+    if (connection.node.discovery) glance_at_topic(connection, command, s.topic);  // says if it waits, and for what
 
     Node node(connection.node);
     SubscriberOptions options;
-    options.type_name = s.type;
+    options.type_name = s.type;  // empty: any type, announced as "*" (PROTOCOL.md §4)
     options.depth = 10000;  // only the arrival time matters; do not lose any to a slow printer
     auto subscriber = node.raw_subscriber(s.topic, options);
 

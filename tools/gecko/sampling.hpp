@@ -22,7 +22,7 @@ struct Sample {
 
 struct Sampling {
     std::string topic;
-    std::string type;                       ///< empty: the type the core reports
+    std::string type;                       ///< empty: any type
     long count = 0;                         ///< stop after this many messages (0: no limit)
     std::chrono::milliseconds duration{0};  ///< stop after this long (0: no limit)
     std::size_t window = 100;               ///< samples kept for the figures
