@@ -20,6 +20,8 @@ int run_echo(const Args& args);
 int run_hz(const Args& args);
 int run_bw(const Args& args);
 int run_pub(const Args& args);
+int run_call(const Args& args);
+int run_type(const Args& args);
 int run_nodes(const Args& args);
 int run_top(const Args& args);
 int run_doctor(const Args& args);
