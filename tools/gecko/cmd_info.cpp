@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "format.hpp"
 #include "gecko/error.hpp"
+#include "known_types.hpp"
 #include "query.hpp"
 
 namespace gecko::tools {
@@ -45,6 +46,13 @@ void print_entities(std::string& out, const char* title, const std::vector<detai
     }
 }
 
+// "fields:" and the type's fields, or how to learn them.
+std::string describe_fields(const std::string& title, const std::string& type) {
+    if (type.empty() || type == "*") return "";
+    if (const Shape* shape = known_shape(type)) return title + ":\n" + render_fields(*shape, "  ");
+    return title + ": " + type + " is not a gecko.msgs type; `gecko type " + type + "` infers them from a message\n";
+}
+
 }  // namespace
 
 int run_info(const Args& args) {
@@ -52,7 +60,8 @@ int run_info(const Args& args) {
     std::string name;
     Parser parser("info", "TOPIC [options]",
                   "Everything the key's geckocore knows about one topic (or service): its type, and for each\n"
-                  "publisher and subscriber its node, host, pid, id, endpoints and latest reported figures.");
+                  "publisher and subscriber its node, host, pid, id, endpoints and latest reported figures;\n"
+                  "and the fields of its type (of its request and reply for a service), as `gecko type`.");
     parser.positional("TOPIC", "topic (or service) name", name).connection(connection);
     if (!parser.parse(args)) return exit_ok;
 
@@ -64,6 +73,11 @@ int run_info(const Args& args) {
         if (!out.empty()) out += "\n";
         out += std::string(service ? "service" : "topic") + " '" + t->name + "' in key '" + r.key + "'\n";
         out += "type: " + t->type + "\n";
+        if (const auto arrow = t->type.find("->"); service && arrow != std::string::npos)
+            out += describe_fields("request fields", t->type.substr(0, arrow)) +
+                   describe_fields("reply fields", t->type.substr(arrow + 2));
+        else if (!service)
+            out += describe_fields("fields", t->type);
         for (const auto& c : r.conflicts)
             if (c.topic == t->name && c.service == service) out += "(!) " + c.message + "\n";
         out += "\n";
@@ -71,10 +85,13 @@ int run_info(const Args& args) {
         print_entities(out, service ? "clients" : "subscribers", t->consumers, false, service);
     }
     if (out.empty()) {
-        std::string known;
-        for (const auto& t : r.topics) known += (known.empty() ? "" : ", ") + t.name;
-        throw Error(Errc::no_peer, "no topic or service '" + name + "' in key '" + r.key + "'" +
-                                       (known.empty() ? std::string(" (it has none)") : " (known: " + known + ")"));
+        std::string message = not_found(r, "topic or service", name);
+        if (message.find("did you mean") == std::string::npos) {
+            std::string known;
+            for (const auto& t : r.topics) known += (known.empty() ? "" : ", ") + t.name;
+            message += known.empty() ? std::string(" (it has none)") : " (known: " + known + ")";
+        }
+        throw Error(Errc::no_peer, message);
     }
     std::fputs(out.c_str(), stdout);
     return exit_ok;
