@@ -23,13 +23,13 @@ Parser& Parser::flag(const std::string& name, const std::string& help, bool& out
 }
 
 Parser& Parser::flag(const std::string& name, const std::string& help, std::function<void()> on) {
-    specs_.push_back(Spec{name, "", help, [on = std::move(on)](const std::string&) { on(); }, false, adding_common_});
+    specs_.push_back(Spec{name, "", help, [on = std::move(on)](const std::string&) { on(); }, false, adding_common_, ""});
     return *this;
 }
 
 Parser& Parser::option(const std::string& name, const std::string& metavar, const std::string& help,
                        std::function<void(const std::string&)> on) {
-    specs_.push_back(Spec{name, metavar, help, std::move(on), true, adding_common_});
+    specs_.push_back(Spec{name, metavar, help, std::move(on), true, adding_common_, ""});
     return *this;
 }
 
@@ -78,6 +78,7 @@ Parser& Parser::connection(Connection& out, bool require_key) {
         if (v.empty()) throw UsageError("--key needs a non-empty value");
         n.key = v;
     });
+    specs_.back().short_name = "-k";
     option("--core", "HOST[:PORT]", "the core's address where multicast does not reach it (default: $GECKO_CORE)",
            n.core);
     flag("--no-multicast", "use only --core / $GECKO_CORE (also $GECKO_NO_MULTICAST=1)",
@@ -94,7 +95,7 @@ Parser& Parser::connection(Connection& out, bool require_key) {
 
 const Parser::Spec* Parser::find(const std::string& name) const {
     for (const auto& s : specs_)
-        if (s.name == name) return &s;
+        if (s.name == name || (!s.short_name.empty() && s.short_name == name)) return &s;
     return nullptr;
 }
 
@@ -151,7 +152,9 @@ std::string Parser::help() const {
             for (const auto& p : positionals_) rows.emplace_back(p.name, p.help);
         for (const auto& spec : specs_)
             if (spec.common == common)
-                rows.emplace_back(spec.name + (spec.takes_value ? " " + spec.metavar : ""), spec.help);
+                rows.emplace_back((spec.short_name.empty() ? "" : spec.short_name + ", ") + spec.name +
+                                      (spec.takes_value ? " " + spec.metavar : ""),
+                                  spec.help);
         if (!common) rows.emplace_back("--help", "this text");
         for (const auto& r : rows) width = std::max(width, r.first.size());
         s += std::string("\n") + title + ":\n";
@@ -162,6 +165,10 @@ std::string Parser::help() const {
     s += "\nExit codes: 0 ok, 1 failure (e.g. no core answered), 2 usage error.\n";
     return s;
 }
+
+const GlobalOption global_options[8] = {{"--key", true},       {"-k", true},        {"--core", true},
+                                        {"--no-multicast", false}, {"--multicast", true}, {"--interface", true},
+                                        {"--name", true},          {"--timeout", true}};
 
 std::chrono::milliseconds parse_duration(const std::string& text, const std::string& what) {
     char* end = nullptr;

@@ -57,7 +57,7 @@ public:
                    double min, double max);
     /// A positional argument, in order of declaration.
     Parser& positional(const std::string& name, const std::string& help, std::string& out, bool required = true);
-    /// --key, --core, --no-multicast, --multicast, --interface, --name, --timeout.
+    /// --key (also -k), --core, --no-multicast, --multicast, --interface, --name, --timeout.
     /// With `require_key`, parse() fails without a key (from --key or GECKO_KEY).
     Parser& connection(Connection& out, bool require_key = true);
 
@@ -75,6 +75,7 @@ private:
         std::function<void(const std::string&)> on;  // flags get ""
         bool takes_value = false;
         bool common = false;
+        std::string short_name;  // "-k" for --key
     };
     struct Positional {
         std::string name, help;
@@ -90,6 +91,14 @@ private:
     Connection* connection_ = nullptr;
     bool require_key_ = false;
 };
+
+/// The connection options main() accepts before the command (`gecko --key K list`),
+/// and whether each takes a value.
+struct GlobalOption {
+    const char* name;
+    bool takes_value;
+};
+extern const GlobalOption global_options[8];
 
 /// Parses a number of seconds, "2", "0.5", or with a unit: "500ms", "2s", "1m".
 /// @throws UsageError.

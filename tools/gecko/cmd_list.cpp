@@ -87,17 +87,26 @@ std::string render_list(const detail::QueryResult& r) {
 
 int run_list(const Args& args) {
     Connection connection;
-    bool json = false;
+    bool json = false, topic_names = false, service_names = false;
     Parser parser("list", "[options]",
                   "Lists the topics and services of a key as its geckocore sees them: type, publishers and\n"
                   "subscribers (node@host:pid), rates (messages/s and bytes/s reported by publishers every\n"
-                  "~3 s), drops and latency (reported by subscribers). Type conflicts are flagged (!).");
-    parser.flag("--json", "print the core's whole answer as one JSON object", json).connection(connection);
+                  "~3 s), drops and latency (reported by subscribers). Type conflicts are flagged (!).\n"
+                  "--names and --service-names print bare names, one a line (for scripts and completion).");
+    parser.flag("--json", "print the core's whole answer as one JSON object", json)
+        .flag("--names", "print only the topic names, one a line", topic_names)
+        .flag("--service-names", "print only the service names, one a line", service_names)
+        .connection(connection);
     if (!parser.parse(args)) return exit_ok;
 
     const auto result = query(connection);
     if (json) {
         std::printf("%s\n", msgpack_to_json(reinterpret_cast<const std::uint8_t*>(result.raw.data()), result.raw.size()).c_str());
+        return exit_ok;
+    }
+    if (topic_names || service_names) {
+        for (const auto& t : result.topics)
+            if (t.service ? service_names : topic_names) std::printf("%s\n", t.name.c_str());
         return exit_ok;
     }
     std::fputs(render_list(result).c_str(), stdout);
