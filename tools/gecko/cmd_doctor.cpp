@@ -1,95 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 // gecko doctor: why can't my node find the core? Checks the network
 // interfaces, the multicast route, and whether the key's core answers by
-// multicast and by unicast, and prints a concrete fix for each failure.
-#include <arpa/inet.h>
-#include <ifaddrs.h>
+// multicast (every core that answers, to catch a second one) and by unicast,
+// and prints a concrete fix for each failure. The core is asked first: when
+// it answers by multicast, the network checks are only informational.
 #include <net/if.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
-#include <map>
-#include <sstream>
 
+#include "census.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "discovery/net.hpp"
-#include "format.hpp"
 #include "gecko/error.hpp"
+#include "network.hpp"
 #include "query.hpp"
 
 namespace gecko::tools {
 
 namespace {
-
-struct Interface {
-    std::string name;
-    unsigned flags = 0;
-    std::vector<in_addr> addresses;  // IPv4
-};
-
-std::vector<Interface> interfaces() {
-    std::vector<Interface> out;
-    ifaddrs* list = nullptr;
-    if (::getifaddrs(&list) != 0) return out;
-    for (ifaddrs* it = list; it; it = it->ifa_next) {
-        Interface* found = nullptr;
-        for (auto& i : out)
-            if (i.name == it->ifa_name) found = &i;
-        if (!found) {
-            out.push_back(Interface{it->ifa_name, it->ifa_flags, {}});
-            found = &out.back();
-        }
-        if (it->ifa_addr && it->ifa_addr->sa_family == AF_INET)
-            found->addresses.push_back(reinterpret_cast<const sockaddr_in*>(it->ifa_addr)->sin_addr);
-    }
-    ::freeifaddrs(list);
-    return out;
-}
-
-struct Route {
-    std::string iface;
-    std::uint32_t destination = 0, mask = 0;  // as in /proc/net/route: network order in memory
-    bool gateway = false;
-};
-
-// The /proc/net/route entry the kernel would use for `to` (longest prefix), if any.
-std::optional<Route> route_for(const in_addr& to) {
-    std::ifstream file("/proc/net/route");
-    std::string line;
-    std::getline(file, line);  // header
-    std::optional<Route> best;
-    int best_bits = -1;
-    while (std::getline(file, line)) {
-        std::istringstream in(line);
-        std::string iface, dest, gateway, flags, refcnt, use, metric, mask;
-        if (!(in >> iface >> dest >> gateway >> flags >> refcnt >> use >> metric >> mask)) continue;
-        const auto d = static_cast<std::uint32_t>(std::strtoul(dest.c_str(), nullptr, 16));
-        const auto m = static_cast<std::uint32_t>(std::strtoul(mask.c_str(), nullptr, 16));
-        const auto f = std::strtoul(flags.c_str(), nullptr, 16);
-        if (!(f & 0x1) || (to.s_addr & m) != d) continue;  // RTF_UP, covers `to`
-        const int bits = __builtin_popcount(m);
-        if (bits > best_bits) {
-            best_bits = bits;
-            best = Route{iface, d, m, (f & 0x2) != 0};
-        }
-    }
-    return best;
-}
-
-std::string flag_names(unsigned flags) {
-    std::string s;
-    auto add = [&](unsigned bit, const char* name) {
-        if (flags & bit) s += (s.empty() ? "" : " ") + std::string(name);
-    };
-    add(IFF_UP, "UP");
-    add(IFF_RUNNING, "RUNNING");
-    add(IFF_LOOPBACK, "LOOPBACK");
-    add(IFF_MULTICAST, "MULTICAST");
-    return s;
-}
 
 class Report {
 public:
@@ -121,17 +53,10 @@ struct Attempt {
     std::string detail;
     std::uint64_t instance = 0;  // of the core that answered
     std::string core;            // "pid N on host at endpoint", for messages
+    std::uint64_t duplicate_cores = 0;
 };
 
-Attempt failed(std::string detail) {
-    Attempt a;
-    a.detail = std::move(detail);
-    return a;
-}
-
-std::string plural(std::size_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
+std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 // The part of query_core's explanation about one way of finding the core
 // ("multicast ...: no answer to 6 queries"), or all of it if it has another form.
@@ -143,24 +68,64 @@ std::string attempt_detail(const std::string& what, const std::string& start) {
 }
 
 Attempt try_query(const detail::DiscoveryOptions& options, std::chrono::milliseconds timeout) {
+    Attempt a;
     try {
         const auto r = query(options, timeout);
         std::size_t topics = 0;
         for (const auto& t : r.topics) topics += t.service ? 0 : 1;
-        return {true,
-                "answered from " + r.core_endpoint + " (geckocore on " + r.core_host + ", pid " +
-                    std::to_string(r.core_pid) + "; " + plural(r.nodes.size(), "node") + ", " + plural(topics, "topic") +
-                    ", " + plural(r.topics.size() - topics, "service") + ")",
-                r.instance, "pid " + std::to_string(r.core_pid) + " on " + r.core_host + " at " + r.core_endpoint};
+        a.ok = true;
+        a.detail = "answered from " + r.core_endpoint + " (geckocore on " + r.core_host + ", pid " +
+                   std::to_string(r.core_pid) + "; " + plural(r.nodes.size(), "node") + ", " + plural(topics, "topic") +
+                   ", " + plural(r.topics.size() - topics, "service") + ")";
+        a.instance = r.instance;
+        a.core = "pid " + std::to_string(r.core_pid) + " on " + r.core_host + " at " + r.core_endpoint;
+        if (const auto it = r.counters.find("duplicate_cores"); it != r.counters.end()) a.duplicate_cores = it->second;
     } catch (const Error& e) {
-        if (e.code() != Errc::discovery) return failed(e.what());
         const std::string what = e.what();
-        if (what.find("no answer from a geckocore") != 0) return failed(what);  // e.g. another key's core
-        return failed("no answer within " + std::to_string(timeout.count()) + " ms: " +
-                           attempt_detail(what, options.multicast ? "multicast " : "unicast "));
+        a.detail = e.code() != Errc::discovery || what.find("no answer from a geckocore") != 0
+                       ? what  // e.g. another key's core
+                       : "no answer within " + std::to_string(timeout.count()) +
+                             " ms: " + attempt_detail(what, options.multicast ? "multicast " : "unicast ");
     } catch (const std::exception& e) {
-        return failed(e.what());
+        a.detail = e.what();
     }
+    return a;
+}
+
+// What the core checks found, asked before anything is printed.
+struct CoreChecks {
+    Census census;      // every core that answered by multicast
+    Attempt multicast;  // the first of them, asked for its table
+    Attempt unicast;
+};
+
+CoreChecks check_core(const detail::DiscoveryOptions& options, const detail::DiscoveryOptions& by_unicast,
+                      std::chrono::milliseconds timeout) {
+    // Both ways at once. Multicast listens for the whole window (nodes give it
+    // find_timeout before trying GECKO_CORE), to hear a second core too.
+    const auto window = std::min(timeout, options.find_timeout);
+    auto census = std::async(std::launch::async, [&] { return multicast_census(options, window); });
+    auto unicast = std::async(std::launch::async, [&] { return try_query(by_unicast, timeout); });
+    CoreChecks c;
+    c.census = census.get();
+    c.unicast = unicast.get();
+    if (c.census.cores.empty()) {
+        c.multicast.detail = "no answer within " + std::to_string(window.count()) + " ms: " +
+                             attempt_detail(c.census.nobody, "multicast ");
+        return c;
+    }
+    auto first = options;
+    first.multicast = false;
+    first.core = c.census.cores.front().endpoint;
+    c.multicast = try_query(first, timeout);
+    c.multicast.ok = true;  // it answered by multicast, whatever its table said
+    if (c.multicast.instance == 0) {
+        c.multicast.instance = c.census.cores.front().instance;
+        c.multicast.core = c.census.cores.front().describe();
+        c.multicast.detail = "answered from " + c.census.cores.front().endpoint + " (" + c.census.cores.front().describe() +
+                             "; its table: " + c.multicast.detail + ")";
+    }
+    return c;
 }
 
 }  // namespace
@@ -169,14 +134,33 @@ int run_doctor(const Args& args) {
     Connection connection("gecko_doctor");
     Parser parser("doctor", "[options]",
                   "Checks what discovery needs and says how to fix what is missing: network interfaces\n"
-                  "(UP, MULTICAST), a route for the multicast group, whether the key's geckocore answers\n"
-                  "by multicast, and whether it answers by unicast (--core / GECKO_CORE, else this host's\n"
-                  "default port). Exit 0 if the core is reachable one way or the other, 1 otherwise.");
+                  "(UP, MULTICAST), a route for the multicast group, which geckocores of the key answer\n"
+                  "by multicast (all of them, for the whole find window: a second core of the key is a\n"
+                  "failure), and whether one answers by unicast (--core / GECKO_CORE, else this host's\n"
+                  "default port). When the core answers by multicast, the interface and route checks are\n"
+                  "only informational. Exit 0 if exactly one core of the key is reachable, 1 otherwise.");
     parser.connection(connection, false);
     if (!parser.parse(args)) return exit_ok;
     const auto options = discovery_options(connection.node);
     const std::string key = options.key;
     Report report;
+
+    auto by_unicast = options;
+    by_unicast.multicast = false;
+    const bool core_configured = !options.core.empty();
+    if (!core_configured) by_unicast.core = "127.0.0.1";
+    const std::string unicast_address = detail::normalize_core_address(by_unicast.core);
+    CoreChecks core;
+    if (!key.empty()) core = check_core(options, by_unicast, connection.timeout);
+    const bool multicast_answered = core.multicast.ok;
+    // A network problem that multicast got past anyway (e.g. the core's loopback fallback) is only informational.
+    const std::string anyway = " (informational: the core answered by multicast anyway)";
+    auto problem = [&](bool failure, const std::string& what, const std::string& fix) {
+        if (multicast_answered) report.info(what + anyway);
+        else if (failure) report.fail(what, fix);
+        else report.warn(what, fix);
+    };
+
     std::printf("gecko doctor: key '%s'\n", key.empty() ? "(none)" : key.c_str());
 
     // 1. Interfaces.
@@ -196,17 +180,14 @@ int run_doctor(const Args& args) {
         }
     }
     if (multicast_iface.empty()) {
-        const bool lo_mc = [&] {
-            for (const auto& i : ifs)
-                if ((i.flags & IFF_LOOPBACK) && (i.flags & IFF_MULTICAST)) return true;
-            return false;
-        }();
+        bool lo_mc = false;
+        for (const auto& i : ifs) lo_mc = lo_mc || ((i.flags & IFF_LOOPBACK) && (i.flags & IFF_MULTICAST));
         if (lo_mc)
-            report.warn("no UP interface with MULTICAST besides loopback: multicast discovery works on this host only");
+            problem(false, "no UP interface with MULTICAST besides loopback: multicast discovery works on this host only", "");
         else
-            report.warn("no UP interface with MULTICAST: multicast discovery cannot work",
-                        "on a loopback-only host (container, laptop offline): sudo ip link set lo multicast on "
-                        "&& sudo ip route add 239.255.0.0/16 dev lo; or use unicast: export GECKO_CORE=host:7651");
+            problem(false, "no UP interface with MULTICAST: multicast discovery cannot reach other hosts",
+                    "on a loopback-only host (container, laptop offline): sudo ip link set lo multicast on "
+                    "&& sudo ip route add 239.255.0.0/16 dev lo; or use unicast: export GECKO_CORE=host");
     }
 
     // 2. Route to the multicast group.
@@ -219,8 +200,8 @@ int run_doctor(const Args& args) {
         const auto route = route_for(*group);
         const auto local = detail::net::local_address_towards(*group);
         if (!route && !local) {
-            report.fail("no route: the kernel has nowhere to send multicast",
-                        "sudo ip route add 239.255.0.0/16 dev " + suggest_dev + "   (or export GECKO_CORE=host:7651)");
+            problem(true, "no route: the kernel has nowhere to send multicast",
+                    "sudo ip route add 239.255.0.0/16 dev " + suggest_dev + "   (or export GECKO_CORE=host)");
         } else {
             std::string via = route ? "via " + route->iface + (route->mask == 0 ? " (default route)" : "") : "via the kernel's choice";
             if (local) via += ", local address " + detail::net::to_string(*local);
@@ -228,9 +209,9 @@ int run_doctor(const Args& args) {
             for (const auto& i : ifs)
                 if (route && i.name == route->iface) used = &i;
             if (used && !(used->flags & IFF_MULTICAST))
-                report.fail(via + ": that interface has no MULTICAST flag",
-                            "sudo ip link set " + used->name + " multicast on   (or route the group elsewhere: sudo ip route add 239.255.0.0/16 dev " +
-                                suggest_dev + ")");
+                problem(true, via + ": that interface has no MULTICAST flag",
+                        "sudo ip link set " + used->name + " multicast on   (or route the group elsewhere: sudo ip route add 239.255.0.0/16 dev " +
+                            suggest_dev + ")");
             else
                 report.ok(via);
         }
@@ -250,66 +231,75 @@ int run_doctor(const Args& args) {
         return exit_failure;
     }
 
-    // 4. The core, both ways at once.
-    auto by_multicast = options;
-    by_multicast.core.clear();
-    by_multicast.multicast = true;
-    auto by_unicast = options;
-    by_unicast.multicast = false;
-    const bool core_configured = !options.core.empty();
-    if (!core_configured) by_unicast.core = "127.0.0.1";
-    const std::string unicast_address = detail::normalize_core_address(by_unicast.core);
-    auto multicast_future = std::async(std::launch::async, [&] { return try_query(by_multicast, connection.timeout); });
-    auto unicast_future = std::async(std::launch::async, [&] { return try_query(by_unicast, connection.timeout); });
-    const Attempt multicast = multicast_future.get();
-    const Attempt unicast = unicast_future.get();
-
+    // 4. The core, as asked above.
+    const auto& cores = core.census.cores;
     report.section("core of key '" + key + "' by multicast (" + options.multicast_group + ":" +
                    std::to_string(options.multicast_port) + ")");
-    if (multicast.ok)
-        report.ok(multicast.detail);
-    else
-        report.fail(multicast.detail);
+    if (multicast_answered) report.ok(core.multicast.detail);
+    else report.fail(core.multicast.detail);
+    if (cores.size() > 1) {
+        report.fail(std::to_string(cores.size()) + " geckocores of key '" + key + "' answered:");
+        for (const auto& c : cores) report.info("  geckocore " + c.describe());
+    }
+    if (core.multicast.duplicate_cores > 0)
+        report.fail("that core counted " + std::to_string(core.multicast.duplicate_cores) +
+                    " announcements from another geckocore of key '" + key + "' (duplicate_cores, since it started)");
     report.section("core of key '" + key + "' by unicast (" + unicast_address +
                    (core_configured ? ", from --core / GECKO_CORE)" : ", this host's default port; GECKO_CORE is unset)"));
-    if (unicast.ok)
-        report.ok(unicast.detail);
+    if (core.unicast.ok)
+        report.ok(core.unicast.detail);
     else if (core_configured)
-        report.fail(unicast.detail);
+        report.fail(core.unicast.detail);
     else
         report.info("no core at this host's default port (tried only as a hint: GECKO_CORE is unset)");
 
     std::printf("\n");
-    if (multicast.ok && unicast.ok && multicast.instance != unicast.instance) {
-        std::printf("verdict: TWO geckocores serve key '%s': %s (by multicast) and %s (by unicast)\n", key.c_str(),
-                    multicast.core.c_str(), unicast.core.c_str());
-        report.fix("stop one of them: nodes register with whichever answers first, and nodes on different cores do "
-                   "not see each other");
+    const bool unicast_elsewhere = multicast_answered && core.unicast.ok &&
+                                   std::none_of(cores.begin(), cores.end(), [&](const CoreSeen& c) { return c.instance == core.unicast.instance; });
+    if (cores.size() > 1 || unicast_elsewhere) {
+        std::string list;
+        for (const auto& c : cores) list += (list.empty() ? "" : "; ") + c.describe() + " (by multicast)";
+        if (unicast_elsewhere) list += "; " + core.unicast.core + " (by unicast)";
+        const std::size_t n = cores.size() + (unicast_elsewhere ? 1 : 0);
+        std::printf("verdict: %zu geckocores serve key '%s': %s\n", n, key.c_str(), list.c_str());
+        report.fix("stop one of them: " + list + ". Nodes register with whichever answers first, and nodes on "
+                   "different cores do not see each other");
         report.print_fixes();
         return exit_failure;
     }
-    if (multicast.ok && (unicast.ok || !core_configured)) {
-        std::printf("verdict: the core of key '%s' is reachable by multicast; nodes will find it by themselves\n", key.c_str());
-    } else if (multicast.ok) {
+    if (core.multicast.duplicate_cores > 0) {
+        std::printf("verdict: another geckocore of key '%s' announced itself to the one that answered (%s), though "
+                    "it did not answer here\n", key.c_str(), core.multicast.core.c_str());
+        report.fix("stop one of them: the other one's host and pid are in the log of geckocore " + core.multicast.core +
+                   " ('another geckocore serves key'); it may run on another host. The counter counts since that core "
+                   "started: if the other one is gone already, restart this one to clear it");
+        report.print_fixes();
+        return exit_failure;
+    }
+    if (multicast_answered && (core.unicast.ok || !core_configured)) {
+        std::printf("verdict: the core of key '%s' is reachable by multicast%s; nodes will find it by themselves\n",
+                    key.c_str(), multicast_iface.empty() ? " (through loopback: from this host only)" : "");
+    } else if (multicast_answered) {
         std::printf("verdict: the core answers by multicast, but not at --core / GECKO_CORE (%s)\n", unicast_address.c_str());
         report.fix("fix GECKO_CORE (or unset it: multicast works here)");
-    } else if (unicast.ok) {
+    } else if (core.unicast.ok) {
         std::printf("verdict: the core of key '%s' is reachable by unicast only\n", key.c_str());
         if (core_configured)
             report.fix("nodes try multicast for 1.5 s before GECKO_CORE; to skip that wait: export GECKO_NO_MULTICAST=1");
         else
-            report.fix("multicast does not reach the core: export GECKO_CORE=127.0.0.1:7651 (and GECKO_NO_MULTICAST=1 to skip the multicast wait)");
+            report.fix("multicast does not reach the core: export GECKO_CORE=127.0.0.1 (and GECKO_NO_MULTICAST=1 to skip the multicast wait)");
         report.fix("for multicast: check the route above, and that no firewall drops UDP port " +
                    std::to_string(options.multicast_port) + " (sudo iptables -I INPUT -p udp --dport " +
                    std::to_string(options.multicast_port) + " -j ACCEPT)");
     } else {
         std::printf("verdict: no core of key '%s' answered\n", key.c_str());
         report.fix("start the core on the robot (or here): geckocore --key " + key);
-        report.fix("if it runs on another host where multicast does not reach (Docker bridge, Wi-Fi, VPN): export GECKO_CORE=that-host:7651");
-        report.fix("check that no firewall drops UDP " + std::to_string(options.multicast_port) + " (multicast) and TCP 7651 (the core)");
+        report.fix("if it runs on another host where multicast does not reach (Docker bridge, Wi-Fi, VPN): export GECKO_CORE=that-host");
+        report.fix("check that no firewall drops UDP " + std::to_string(options.multicast_port) +
+                   " (multicast) and TCP to the core (its port: the 'listening on' line of geckocore)");
     }
     report.print_fixes();
-    return multicast.ok || unicast.ok ? exit_ok : exit_failure;
+    return multicast_answered || core.unicast.ok ? exit_ok : exit_failure;
 }
 
 }  // namespace gecko::tools
