@@ -10,17 +10,20 @@
 /// to everybody else. Whoever binds, binds `tcp://127.0.0.1:*` and says which
 /// port it got; the test reads it from there:
 ///
-/// | who binds                                   | where the port is read                               |
-/// | ------------------------------------------- | ---------------------------------------------------- |
-/// | `geckocore --listen tcp://127.0.0.1:*`      | its startup line: `start_core()`, `endpoint_after()` |
-/// | a Gecko publisher or service (`*`)          | `endpoints()`: `tcp_endpoint_in()`                   |
-/// | a test's own ZeroMQ socket (`*`)            | `zmq::sockopt::last_endpoint`                        |
-/// | `gecko-click-gateway --bind tcp://127.0.0.1:*` | its line "... Click clients on ENDPOINT ...": `endpoint_after()` |
-/// | `gecko_test_node pub --endpoint tcp://127.0.0.1:*` | its line "ready ENDPOINT...": `endpoint_after()` |
+/// - `geckocore --listen tcp://127.0.0.1:*`: its startup line ("... listening
+///   on tcp://127.0.0.1:PORT, ..."): `start_core()`, `endpoint_after()`;
+/// - a Gecko publisher or service bound to `*`: `endpoints()`, `tcp_endpoint_in()`;
+/// - a test's own ZeroMQ socket bound to `*`: `zmq::sockopt::last_endpoint`;
+/// - `gecko-click-gateway --bind tcp://127.0.0.1:*`: its line "... Click
+///   clients on ENDPOINT ...": `endpoint_after()`;
+/// - `gecko_test_node pub --endpoint tcp://127.0.0.1:*`: its line "ready
+///   ENDPOINT...": `endpoint_after()`.
 ///
-/// Every program the tests start can bind `*` and report what it bound, so
-/// nothing here binds port 0, closes it and hands the number on (which would
-/// leave a window in which another process can take the port).
+/// Only a port that must be given to a program before it starts, and that it
+/// cannot choose itself and report, comes from `unused_tcp_port()` (bind port
+/// 0, read it, close, hand it over; see there for its small race). The one case
+/// today is geckocore's host door (`--door PORT`), a well-known port that
+/// several cores and nodes are told in advance. Everything else binds `*`.
 ///
 /// **ipc: a directory of the test's own.** `TempDir` is a fresh directory
 /// (mkdtemp under `$TMPDIR`, else /tmp), removed with its content when the
@@ -42,10 +45,15 @@
 
 #include "process.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -94,6 +102,30 @@ inline std::string tcp_endpoint_in(const std::vector<std::string>& endpoints) {
     std::string all;
     for (const auto& e : endpoints) all += (all.empty() ? "" : ", ") + e;
     throw std::runtime_error("no tcp endpoint among [" + all + "]");
+}
+
+/// A tcp port that was free a moment ago, on every address: bound (port 0, the
+/// kernel picks), read back, closed, and returned. Only for a program that must
+/// be told its port before it starts and cannot bind `*` and report it (e.g.
+/// `geckocore --door PORT`); everything else binds `*` (see the top of this
+/// file). The race: between the close and the program's bind, another process
+/// can be handed the same port by the kernel. The window is the program's
+/// start-up time and the kernel picks ephemeral ports at random among ~28,000,
+/// so it is rare, and the program then fails to bind with its own message
+/// rather than silently sharing the port. Throws if no socket can be bound.
+inline std::uint16_t unused_tcp_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof addr;
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    const int error = errno;
+    ::close(fd);
+    if (!ok) throw std::runtime_error(std::string("cannot bind a tcp port: ") + std::strerror(error));
+    return ntohs(addr.sin_port);
 }
 
 /// A geckocore on loopback, on a port the kernel picked.
