@@ -15,6 +15,17 @@
 
 using namespace gecko::tools_test;
 
+TEST_CASE("the rig's geckocore listens on an ephemeral port that its 'listening on' line names", "[tools][process]") {
+    Key k;
+    CHECK(k.port() != 7651);
+    CHECK(contains(k.core_line(), "listening on tcp://127.0.0.1:" + std::to_string(k.port()) + ","));
+    if (core_has_door_option()) CHECK(contains(k.core_line(), "no door"));  // port 7651 is not the tests' to take
+    Key other;  // a second key at once: another port, no clash
+    CHECK(other.port() != k.port());
+    CHECK(k.gecko({"list"}).exit_code == 0);
+    CHECK(other.gecko({"list"}).exit_code == 0);
+}
+
 TEST_CASE("gecko list shows a publisher's topic, type and node", "[tools][process]") {
     Key k;
     const pid_t imu = k.start_pub_imu();

@@ -92,6 +92,7 @@ inline std::string private_multicast() {
 // Its endpoint is what its "listening on" line says (an ephemeral port).
 struct Core {
     Process process;
+    std::string line;      // "geckocore: key 'K' instance N listening on tcp://127.0.0.1:PORT, ..."
     std::string endpoint;  // tcp://127.0.0.1:PORT
     int port = 0;
 
@@ -112,6 +113,7 @@ struct Core {
         const auto line = c.process.wait_for_line("listening on", 10s);
         INFO("geckocore said:\n" << c.process.output());
         REQUIRE(line);
+        c.line = *line;
         const auto at = line->find("listening on ") + 13;
         c.endpoint = line->substr(at, line->find(',', at) - at);
         c.port = std::stoi(c.endpoint.substr(c.endpoint.rfind(':') + 1));
@@ -139,6 +141,7 @@ public:
 
     const std::string& key() const { return key_; }
     int port() const { return core_.port; }
+    const std::string& core_line() const { return core_.line; }
 
     SpawnOptions options(Stderr mode = Stderr::capture) const {
         SpawnOptions o;

@@ -17,7 +17,8 @@ int run_bw(const Args& args) {
     Parser parser("bw", "TOPIC [options]",
                   "Measures the bandwidth of TOPIC (bytes on the wire, after any compression) over the\n"
                   "last --window messages: bytes per second and mean, min and max message size, printed\n"
-                  "every second and once more at the end.");
+                  "every second and once more at the end. Counts messages of any type (unless --type),\n"
+                  "and waits for the topic if it has no publisher yet.");
     parser.positional("TOPIC", "the topic to measure", sampling.topic);
     add_sampling_options(parser, sampling, window);
     parser.connection(connection);

@@ -17,7 +17,8 @@ int run_hz(const Args& args) {
     Parser parser("hz", "TOPIC [options]",
                   "Measures the message rate of TOPIC from the arrival times of the last --window\n"
                   "messages: rate, mean, min and max period and its standard deviation, printed every\n"
-                  "second and once more at the end.");
+                  "second and once more at the end. Counts messages of any type (unless --type), and\n"
+                  "waits for the topic if it has no publisher yet.");
     parser.positional("TOPIC", "the topic to measure", sampling.topic);
     add_sampling_options(parser, sampling, window);
     parser.connection(connection);

@@ -32,7 +32,9 @@ std::string render_list(const detail::QueryResult& r) {
     Table topics({"TOPIC", "TYPE", "RATE", "BANDWIDTH", "DROPS", "LATENCY", "PUBLISHERS", "SUBSCRIBERS"});
     Table services({"SERVICE", "TYPE", "SERVERS", "CLIENTS"});
     for (const auto& t : r.topics) {
-        const std::string type = t.type + (conflicted.count({t.service, t.name}) ? " (!)" : "");
+        // A topic only tools (typeless subscribers) listen to has no type yet.
+        const std::string type = (t.type.empty() || t.type == "*" ? std::string("-") : t.type) +
+                                 (conflicted.count({t.service, t.name}) ? " (!)" : "");
         if (t.service) {
             services.add({t.name, type, join_where(t.producers), join_where(t.consumers)});
             continue;

@@ -3,8 +3,6 @@
 
 #include <cstring>
 
-#include <gecko/msgs/codec.hpp>
-
 #include "cli.hpp"
 #include "msgpack_json.hpp"
 
@@ -68,7 +66,7 @@ const msgpack::object* find_field(const msgpack::object& message, const std::vec
             }
             at = &at->via.array.ptr[index];
         } else {
-            why = here + " is a msgpack " + msgs::detail::msgpack_type_name(at->type) + ", not a map: it has no field '" +
+            why = here + " is a msgpack " + msgpack_type_name(at->type) + ", not a map: it has no field '" +
                   step + "'";
             return nullptr;
         }

@@ -187,7 +187,7 @@ void check_payload(const std::vector<std::uint8_t>& payload) {
     check_message<M>(handle.get(), "", M::type_name);
     try {
         (void)msgs::decode<M>(payload.data(), payload.size());
-    } catch (const msgpack::type_error& e) {
+    } catch (const std::exception& e) {  // a field of the wrong kind (msgpack::type_error, or gecko::Error(decode))
         throw UsageError(e.what());
     }
 }
@@ -244,7 +244,7 @@ std::string schema_violation(const std::string& type, const std::uint8_t* payloa
     const auto handle = parse_msgpack(payload, size);
     const auto kind = handle.get().type;
     if (kind != msgpack::type::MAP)
-        return std::string("not a msgpack map (a message) but a msgpack ") + msgs::detail::msgpack_type_name(kind);
+        return std::string("not a msgpack map (a message) but a msgpack ") + msgpack_type_name(kind);
     const auto it = registry().find(type);
     return it == registry().end() ? "" : it->second.violation(payload, size);
 }

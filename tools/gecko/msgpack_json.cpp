@@ -551,6 +551,23 @@ void write_json_value(MsgpackWriter& w, const Json& j, const std::string& path) 
 
 }  // namespace
 
+const char* msgpack_type_name(msgpack::type::object_type type) noexcept {
+    switch (type) {
+        case msgpack::type::NIL: return "nil";
+        case msgpack::type::BOOLEAN: return "bool";
+        case msgpack::type::POSITIVE_INTEGER: return "positive int";
+        case msgpack::type::NEGATIVE_INTEGER: return "negative int";
+        case msgpack::type::FLOAT32: return "float32";
+        case msgpack::type::FLOAT64: return "float64";
+        case msgpack::type::STR: return "str";
+        case msgpack::type::BIN: return "bin";
+        case msgpack::type::ARRAY: return "array";
+        case msgpack::type::MAP: return "map";
+        case msgpack::type::EXT: return "ext";
+    }
+    return "unknown";
+}
+
 std::vector<std::uint8_t> json_to_msgpack(std::string_view json) {
     Json j;
     try {

@@ -98,6 +98,10 @@ bool base64_decode(std::string_view text, std::vector<std::uint8_t>& out);
 /// 'e' so that it reads back as a float. "nan", "inf", "-inf" for those.
 std::string format_float(double v, bool single = false, int max_digits = 17);
 
+/// The name of a msgpack type as messages give it: "nil", "bool", "positive int",
+/// "negative int", "float32", "float64", "str", "bin", "array", "map", "ext".
+const char* msgpack_type_name(msgpack::type::object_type type) noexcept;
+
 /// Appends `s` as a JSON string literal (quotes, escapes, invalid UTF-8 -> U+FFFD).
 void append_json_string(std::string& out, std::string_view s);
 

@@ -9,7 +9,8 @@
 
 namespace gecko::tools {
 
-/// Edit distance (insertions, deletions, substitutions, each 1).
+/// Edit distance: insertions, deletions, substitutions and swaps of two
+/// neighbours ("lsit" for "list"), each 1.
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
 /// The candidate `name` was most likely meant to be, or "" if none is close:

@@ -101,7 +101,7 @@ _gecko() {
     esac
     [[ $valued == *" $prev "* ]] && return 0  # another option's value: nothing to offer
 
-    if [[ $cur == -* && $cur != - ]]; then
+    if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "--help $(printf '%s\n' "$options" | awk '{print $1}') $([[ $valued == *" --key "* ]] && echo -k)" -- "$cur"))
         return 0
     fi
