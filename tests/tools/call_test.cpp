@@ -32,6 +32,7 @@ gecko::NodeOptions node_options(const Key& k, const std::string& name) {
     o.name = name;
     o.core = "127.0.0.1:" + std::to_string(k.port());
     o.multicast_enabled = false;
+    o.ipc_directory = k.ipc_dir();
     return o;
 }
 

@@ -73,7 +73,8 @@ TEST_CASE("gecko echo --field on an unknown type: an item by index, and a missin
 TEST_CASE("gecko echo reads every type on a topic, and says once about frames that break their type", "[tools][process][echo]") {
     Key k;
     // Two publishers of one topic: well-formed Float64, and Float64 frames whose field is a string.
-    k.start_gecko_background({"pub", "mixed", "--type", "gecko.msgs.Float64", "--rate", "50", R"({"data": 1.5})"});
+    // (--force on each: started together, any of them may find the others' types on the topic first.)
+    k.start_gecko_background({"pub", "mixed", "--type", "gecko.msgs.Float64", "--force", "--rate", "50", R"({"data": 1.5})"});
     k.start_gecko_background({"pub", "mixed", "--type", "gecko.msgs.Float64", "--force", "--rate", "50", R"({"data": "text"})"});
     // A third of another type, and one that is not a map at all.
     k.start_gecko_background({"pub", "mixed", "--type", "gecko.msgs.String", "--force", "--rate", "50", R"({"data": "s"})"});

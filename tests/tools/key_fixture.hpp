@@ -7,9 +7,6 @@
 // Every wait has a deadline; nothing sleeps to synchronise.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/ports.hpp"
 #include "support/process.hpp"
 
 namespace gecko::tools_test {
@@ -38,18 +36,8 @@ struct Run {
 
 inline bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
 
-// A TCP port nobody listens on right now (bound, read back, closed).
-inline int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
+// A TCP port nobody listens on right now.
+inline int free_port() { return gecko::test::unused_tcp_port(); }
 
 // Runs a started process to the end (bounded by `timeout`) and collects its output.
 inline Run finish(Process p, std::chrono::milliseconds timeout) {
@@ -114,16 +102,16 @@ struct Core {
         INFO("geckocore said:\n" << c.process.output());
         REQUIRE(line);
         c.line = *line;
-        const auto at = line->find("listening on ") + 13;
-        c.endpoint = line->substr(at, line->find(',', at) - at);
-        c.port = std::stoi(c.endpoint.substr(c.endpoint.rfind(':') + 1));
+        c.endpoint = gecko::test::endpoint_after(*line, "listening on ").value_or("");
+        c.port = gecko::test::port_of(c.endpoint);
         REQUIRE(c.port > 0);
         return c;
     }
 };
 
 // One key with its own geckocore on loopback, and the environment that points
-// every child (pub_imu, gecko) at it and nowhere else.
+// every child (pub_imu, gecko) at it and nowhere else, their ipc sockets in a
+// directory of the test's own.
 class Key {
 public:
     Key() : key_(next_key()), core_(Core::start(key_)) {}
@@ -141,11 +129,15 @@ public:
 
     const std::string& key() const { return key_; }
     int port() const { return core_.port; }
+    const std::string& ipc_dir() const { return ipc_dir_.path(); }
     const std::string& core_line() const { return core_.line; }
 
     SpawnOptions options(Stderr mode = Stderr::capture) const {
         SpawnOptions o;
-        o.env = {{"GECKO_KEY", key_}, {"GECKO_CORE", "127.0.0.1:" + std::to_string(core_.port)}, {"GECKO_NO_MULTICAST", "1"}};
+        o.env = {{"GECKO_KEY", key_},
+                 {"GECKO_CORE", "127.0.0.1:" + std::to_string(core_.port)},
+                 {"GECKO_NO_MULTICAST", "1"},
+                 {"GECKO_IPC_DIR", ipc_dir_.path()}};
         o.unset_env = {"GECKO_MULTICAST", "GECKO_INTERFACE", "GECKO_NODE", "GECKO_DISCOVERY"};
         o.stderr_mode = mode;
         o.pipe_stdin = false;
@@ -199,6 +191,7 @@ private:
 
     std::string key_;
     Core core_;
+    gecko::test::TempDir ipc_dir_;  // destroyed after the children (declared before them)
     std::vector<Process> children_;
 };
 

@@ -46,8 +46,9 @@ bool topic_has_other_type(const Connection& connection, const std::string& topic
 struct NotShown {
     std::string what;
     std::uint64_t count = 0;
-    void add(const std::string& first_report) {
-        if (count++ == 0) std::fprintf(stderr, "gecko echo: %s\n", first_report.c_str());
+    template <class Report>
+    void add(const Report& first_report) {
+        if (count++ == 0) std::fprintf(stderr, "gecko echo: %s\n", first_report().c_str());
     }
     bool total(const std::string& topic) const {
         if (count > 0)
@@ -128,20 +129,25 @@ int run_echo(const Args& args) {
     while (ok() && (count == 0 || printed < count)) {
         subscriber.receive(std::chrono::milliseconds(200), [&](const RawView& view) {
             const auto& info = view.info;
-            const std::string which = "message #" + std::to_string(info.sequence) + " of '" + topic + "' from " +
-                                      publisher_name(info.publisher_id) + " (" + info.type_name + ")";
+            auto which = [&] {  // only for the first message not shown: not built for every message
+                return "message #" + std::to_string(info.sequence) + " of '" + topic + "' from " +
+                       publisher_name(info.publisher_id) + " (" + info.type_name + ")";
+            };
             std::string why;
             try {
                 why = schema_violation(info.type_name, view.payload, view.size);
             } catch (const std::exception& e) {  // not msgpack at all
                 why = e.what();
             }
-            if (!why.empty()) return broken.add(which + " breaks its type: " + why + "; not shown (further ones are counted)");
+            if (!why.empty())
+                return broken.add([&] { return which() + " breaks its type: " + why + "; not shown (further ones are counted)"; });
             auto handle = parse_msgpack(view.payload, view.size);
             const msgpack::object* value = &handle.get();
             if (!path.empty() && !(value = find_field(handle.get(), path, why)))
-                return missing.add(which + " has no field '" + field + "': " + why +
-                                   "; messages without it are not shown (further ones are counted)");
+                return missing.add([&] {
+                    return which() + " has no field '" + field + "': " + why +
+                           "; messages without it are not shown (further ones are counted)";
+                });
             const std::int64_t latency = info.send_time_ns > 0 ? info.receive_time_ns - info.send_time_ns : -1;
             out.clear();
             if (json && with_info) {
