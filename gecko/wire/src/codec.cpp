@@ -30,10 +30,18 @@ void repack(const msgpack::object& o, msgpack::packer<msgpack::sbuffer>& pk, msg
         case msgpack::type::NEGATIVE_INTEGER: pk.pack(o.via.i64); return;
         case msgpack::type::FLOAT32: out.write(buf, store_float(buf, static_cast<float>(o.via.f64))); return;
         case msgpack::type::FLOAT64: out.write(buf, store_float(buf, o.via.f64)); return;
-        case msgpack::type::STR: pk.pack_str(o.via.str.size).pack_str_body(o.via.str.ptr, o.via.str.size); return;
-        case msgpack::type::BIN: pk.pack_bin(o.via.bin.size).pack_bin_body(o.via.bin.ptr, o.via.bin.size); return;
+        // Empty bodies are not written: their pointer may be null.
+        case msgpack::type::STR:
+            pk.pack_str(o.via.str.size);
+            if (o.via.str.size != 0) pk.pack_str_body(o.via.str.ptr, o.via.str.size);
+            return;
+        case msgpack::type::BIN:
+            pk.pack_bin(o.via.bin.size);
+            if (o.via.bin.size != 0) pk.pack_bin_body(o.via.bin.ptr, o.via.bin.size);
+            return;
         case msgpack::type::EXT:
-            pk.pack_ext(o.via.ext.size, o.via.ext.type()).pack_ext_body(o.via.ext.data(), o.via.ext.size);
+            pk.pack_ext(o.via.ext.size, o.via.ext.type());
+            if (o.via.ext.size != 0) pk.pack_ext_body(o.via.ext.data(), o.via.ext.size);
             return;
         case msgpack::type::ARRAY:
         case msgpack::type::MAP: break;

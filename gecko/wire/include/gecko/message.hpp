@@ -321,16 +321,18 @@ std::size_t store_float(char* out, F v) noexcept {
     }
 }
 
+// An empty body is not written at all: its pointer may be null (an empty
+// vector or BytesView), and buffers memcpy from it.
 template <class Packer>
 void pack_str(Packer& pk, std::string_view s) {
     pk.pack_str(wire_size(s.size()));
-    pk.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
+    if (!s.empty()) pk.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
 }
 
 template <class Packer>
 void pack_bin(Packer& pk, const std::uint8_t* data, std::size_t size) {
     pk.pack_bin(wire_size(size));
-    pk.pack_bin_body(reinterpret_cast<const char*>(data), static_cast<std::uint32_t>(size));
+    if (size != 0) pk.pack_bin_body(reinterpret_cast<const char*>(data), static_cast<std::uint32_t>(size));
 }
 
 template <class Packer, class E>
@@ -495,6 +497,9 @@ template <class V>
 void read_elements(Reader& r, V& v, std::uint32_t count) {
     Reader::Nesting level(r);
     std::size_t i = 0;
+    if constexpr (is_float_container<V>::value) {
+        i = r.read_float_run(v.data(), count);  // all of them, when written by Gecko
+    }
     try {
         for (; i < count; ++i) {
             if constexpr (std::is_same_v<typename V::value_type, bool>) {
@@ -599,13 +604,23 @@ void read_value(Reader& r, V& v) {
     }
 }
 
+/// `a == b` for short strings: field names are a few bytes long, and a
+/// library memcmp call per key was most of the cost of decoding an Imu.
+inline bool same_name(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != b[i]) return false;
+    }
+    return true;
+}
+
 /// Index of the field named `key`, trying `cursor` first; N if none.
 template <class T>
 std::size_t find_field(std::string_view key, std::size_t cursor) noexcept {
     constexpr auto& names = T::gecko_field_names;
-    if (cursor < names.size() && names[cursor] == key) return cursor;
+    if (cursor < names.size() && same_name(names[cursor], key)) return cursor;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        if (names[i] == key) return i;
+        if (same_name(names[i], key)) return i;
     }
     return names.size();
 }

@@ -165,6 +165,33 @@ public:
         return read_int_parts(u, s, "a number") ? static_cast<Float>(u) : static_cast<Float>(s);
     }
 
+    /// Fast path for arrays of numbers: reads up to `n` consecutive values
+    /// encoded at Float's own width (float32 for float, float64 for double),
+    /// as written by Gecko, into `out`, checking the input's bounds once for
+    /// the run. Stops at the first value of another encoding (read it with
+    /// read_float) and returns how many it read.
+    template <class Float>
+    std::size_t read_float_run(Float* out, std::size_t n) noexcept {
+        static_assert(std::is_same_v<Float, float> || std::is_same_v<Float, double>, "float or double");
+        constexpr std::size_t width = 1 + sizeof(Float);
+        constexpr std::uint8_t tag = sizeof(Float) == 4 ? 0xca : 0xcb;
+        const std::size_t fit = remaining() / width;
+        if (n > fit) n = fit;
+        const std::uint8_t* p = p_;  // a local: stores to `out` cannot move it
+        std::size_t i = 0;
+        for (; i < n && p[0] == tag; ++i, p += width) {
+            if constexpr (sizeof(Float) == 4) {
+                const std::uint32_t bits = load32(p + 1);
+                std::memcpy(out + i, &bits, sizeof bits);
+            } else {
+                const std::uint64_t bits = load64(p + 1);
+                std::memcpy(out + i, &bits, sizeof bits);
+            }
+        }
+        p_ = p;
+        return i;
+    }
+
     /// A str, as a view into the input (not checked to be UTF-8).
     /// @throws DecodeError unless the next value is a str that fits in the input.
     std::string_view read_str() {
