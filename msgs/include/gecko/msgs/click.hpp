@@ -17,10 +17,12 @@
 ///
 /// Encoding: msgpack maps with field names as keys, like every Gecko message.
 /// Enums (ValueType, Direction) are encoded as **strings** ("Angle",
-/// "AngularVelocity1D", "request", ...), so that a tool printing a message as
-/// JSON shows `"type": "Force3D"` rather than `"type": 7`. ValueType strings are
-/// Click's own enum names; when decoding, Click's integer values are accepted
-/// too. Optional values (`time_step`, `simulated_time`) are nil when absent.
+/// "AngularVelocity1D", "request", ...; GECKO_MSG_ENUM), so that a tool
+/// printing a message as JSON shows `"type": "Force3D"` rather than
+/// `"type": 7`. ValueType strings are Click's own enum names; when decoding,
+/// Click's integer values are accepted too (GECKO_MSG_ENUM accepts the number
+/// of any listed enumerator). Optional values (`time_step`, `simulated_time`)
+/// are nil when absent.
 ///
 /// **Example**:
 /// ```cpp
@@ -30,13 +32,12 @@
 /// c.objects["robot1"].control_events["gripper"] = true;
 /// ```
 
+#include <gecko/message.hpp>
 #include <gecko/msgs/codec.hpp>
-#include <msgpack.hpp>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,6 +66,13 @@ enum class ValueType : std::int32_t {
     multiple = 15,                 ///< "Multiple": only in Handshake::control_type, when joints differ
 };
 
+// On the wire a ValueType is Click's name for it (a msgpack str).
+GECKO_MSG_ENUM_NAMED(ValueType, (angle, "Angle"), (angular_velocity_1d, "AngularVelocity1D"), (torque_1d, "Torque1D"),
+                     (position, "Position"), (rpy, "RPY"), (activated, "Activated"),
+                     (acceleration_3d, "Acceleration3D"), (force_3d, "Force3D"), (torque_3d, "Torque3D"),
+                     (angular_acceleration_3d, "AngularAcceleration3D"), (velocity_3d, "Velocity3D"),
+                     (angular_velocity_3d, "AngularVelocity3D"), (force_1d, "Force1D"), (multiple, "Multiple"))
+
 /// All fourteen value types, in Click's declaration order.
 inline constexpr std::array<ValueType, 14> all_value_types{
     ValueType::angle,           ValueType::angular_velocity_1d,     ValueType::torque_1d,
@@ -75,23 +83,8 @@ inline constexpr std::array<ValueType, 14> all_value_types{
 
 /// Click's name for `t` ("Angle", "AngularVelocity1D", ...), as written on the wire.
 constexpr const char* to_string(ValueType t) noexcept {
-    switch (t) {
-        case ValueType::angle: return "Angle";
-        case ValueType::angular_velocity_1d: return "AngularVelocity1D";
-        case ValueType::torque_1d: return "Torque1D";
-        case ValueType::position: return "Position";
-        case ValueType::rpy: return "RPY";
-        case ValueType::activated: return "Activated";
-        case ValueType::acceleration_3d: return "Acceleration3D";
-        case ValueType::force_3d: return "Force3D";
-        case ValueType::torque_3d: return "Torque3D";
-        case ValueType::angular_acceleration_3d: return "AngularAcceleration3D";
-        case ValueType::velocity_3d: return "Velocity3D";
-        case ValueType::angular_velocity_3d: return "AngularVelocity3D";
-        case ValueType::force_1d: return "Force1D";
-        case ValueType::multiple: return "Multiple";
-    }
-    return "?";
+    const std::string_view name = wire::enum_name(t);
+    return name.empty() ? "?" : name.data();
 }
 
 /// The SI unit of `t` ("rad", "rad/s", "N m", "m", "m/s^2", "N", "bool"; "" for Multiple).
@@ -130,10 +123,7 @@ constexpr std::size_t size_of(ValueType t) noexcept {
 
 /// The value type named `name` (Click's spelling, case-sensitive), or nullopt.
 constexpr std::optional<ValueType> value_type_from_string(std::string_view name) noexcept {
-    for (ValueType t : all_value_types) {
-        if (name == to_string(t)) return t;
-    }
-    return std::nullopt;
+    return wire::enum_from_name<ValueType>(name);
 }
 
 /// The value type whose Click number is `number`, or nullopt (Click enums are open:
@@ -151,6 +141,8 @@ enum class Direction : std::uint8_t {
     request = 0,
     answer = 1,
 };
+
+GECKO_MSG_ENUM(Direction, request, answer)
 
 constexpr const char* to_string(Direction d) noexcept { return d == Direction::answer ? "answer" : "request"; }
 
@@ -359,101 +351,3 @@ struct Error {
 };
 
 }  // namespace gecko::msgs::click
-
-// ---------------------------------------------------------------------------
-// msgpack: ValueType and Direction as strings (integers accepted on decode).
-// ---------------------------------------------------------------------------
-namespace msgpack {
-MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
-
-namespace detail_gecko_click {
-// Sets `o` to the static string `s` (no zone needed: the storage is static).
-inline void set_static_str(msgpack::object& o, const char* s) {
-    o.type = msgpack::type::STR;
-    o.via.str.ptr = s;
-    o.via.str.size = static_cast<uint32_t>(std::strlen(s));
-}
-template <typename Stream>
-msgpack::packer<Stream>& pack_static_str(msgpack::packer<Stream>& p, const char* s) {
-    const auto n = static_cast<uint32_t>(std::strlen(s));
-    p.pack_str(n);
-    p.pack_str_body(s, n);
-    return p;
-}
-}  // namespace detail_gecko_click
-
-template <>
-struct convert<gecko::msgs::click::ValueType> {
-    const msgpack::object& operator()(const msgpack::object& o, gecko::msgs::click::ValueType& v) const {
-        std::optional<gecko::msgs::click::ValueType> parsed;
-        if (o.type == msgpack::type::STR) {
-            parsed = gecko::msgs::click::value_type_from_string(std::string_view(o.via.str.ptr, o.via.str.size));
-        } else if (o.type == msgpack::type::POSITIVE_INTEGER) {
-            if (o.via.u64 <= 255) parsed = gecko::msgs::click::value_type_from_number(static_cast<std::int64_t>(o.via.u64));
-        }
-        if (!parsed) throw msgpack::type_error();
-        v = *parsed;
-        return o;
-    }
-};
-
-template <>
-struct pack<gecko::msgs::click::ValueType> {
-    template <typename Stream>
-    msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& p, gecko::msgs::click::ValueType v) const {
-        return detail_gecko_click::pack_static_str(p, gecko::msgs::click::to_string(v));
-    }
-};
-
-template <>
-struct object<gecko::msgs::click::ValueType> {
-    void operator()(msgpack::object& o, gecko::msgs::click::ValueType v) const {
-        detail_gecko_click::set_static_str(o, gecko::msgs::click::to_string(v));
-    }
-};
-
-template <>
-struct object_with_zone<gecko::msgs::click::ValueType> {
-    void operator()(msgpack::object::with_zone& o, gecko::msgs::click::ValueType v) const {
-        detail_gecko_click::set_static_str(o, gecko::msgs::click::to_string(v));
-    }
-};
-
-template <>
-struct convert<gecko::msgs::click::Direction> {
-    const msgpack::object& operator()(const msgpack::object& o, gecko::msgs::click::Direction& v) const {
-        if (o.type != msgpack::type::STR) throw msgpack::type_error();
-        const std::string_view s(o.via.str.ptr, o.via.str.size);
-        if (s == "request") v = gecko::msgs::click::Direction::request;
-        else if (s == "answer") v = gecko::msgs::click::Direction::answer;
-        else throw msgpack::type_error();
-        return o;
-    }
-};
-
-template <>
-struct pack<gecko::msgs::click::Direction> {
-    template <typename Stream>
-    msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& p, gecko::msgs::click::Direction v) const {
-        return detail_gecko_click::pack_static_str(p, gecko::msgs::click::to_string(v));
-    }
-};
-
-template <>
-struct object<gecko::msgs::click::Direction> {
-    void operator()(msgpack::object& o, gecko::msgs::click::Direction v) const {
-        detail_gecko_click::set_static_str(o, gecko::msgs::click::to_string(v));
-    }
-};
-
-template <>
-struct object_with_zone<gecko::msgs::click::Direction> {
-    void operator()(msgpack::object::with_zone& o, gecko::msgs::click::Direction v) const {
-        detail_gecko_click::set_static_str(o, gecko::msgs::click::to_string(v));
-    }
-};
-
-}  // namespace adaptor
-}  // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
-}  // namespace msgpack
