@@ -30,6 +30,8 @@ public:
     constexpr BytesView(const std::uint8_t* data, std::size_t size) noexcept : data_(data), size_(size) {}
     /// Views the bytes of `bytes` (valid while `bytes` is alive and not resized).
     BytesView(const std::vector<std::uint8_t>& bytes) noexcept : data_(bytes.data()), size_(bytes.size()) {}  // NOLINT: implicit on purpose
+    /// A temporary vector would be gone before the view is used.
+    BytesView(std::vector<std::uint8_t>&&) = delete;
 
     constexpr const std::uint8_t* data() const noexcept { return data_; }
     constexpr std::size_t size() const noexcept { return size_; }
