@@ -70,28 +70,28 @@ private:
     int timeout_ms_ = -2;
 };
 
-gecko::NodeOptions node_options(const std::string& name) {
+// A node that binds exactly the side's publishing endpoint and links to the
+// other process's: the same sockets, queues and endpoints as the raw side.
+gecko::NodeOptions node_options(const SideOptions& s) {
     gecko::NodeOptions o;
     o.key = "gecko-bench";
-    o.name = name;
+    o.name = s.name;
     o.discovery = false;
+    o.transports = {};
+    if (!s.pub_endpoint.empty()) o.listen = {s.pub_endpoint};
+    if (!s.sub_endpoint.empty()) o.peers = {s.sub_endpoint};
+    o.send_queue = s.send_hwm;
+    o.receive_queue = s.recv_hwm;
     return o;
 }
 
 class GeckoSide final : public Side {
 public:
-    explicit GeckoSide(const SideOptions& o) : node_(node_options(o.name)) {
-        if (!o.pub_endpoint.empty()) {
-            gecko::PublisherOptions po;
-            po.endpoints = {o.pub_endpoint};
-            po.send_queue = o.send_hwm;
-            pub_ = node_.publisher<gecko::msgs::Bytes>(topic_for(o.pub_endpoint), po);
-        }
+    explicit GeckoSide(const SideOptions& o) : node_(node_options(o)) {
+        if (!o.pub_endpoint.empty()) pub_ = node_.publisher<gecko::msgs::Bytes>(topic_for(o.pub_endpoint));
         if (!o.sub_endpoint.empty()) {
             gecko::SubscriberOptions so;
-            so.endpoints = {o.sub_endpoint};
             so.depth = o.depth;
-            so.receive_queue = o.recv_hwm;
             sub_ = node_.subscriber<gecko::msgs::Bytes>(topic_for(o.sub_endpoint), so);
         }
     }
@@ -137,17 +137,11 @@ private:
 
 class GeckoRawSide final : public Side {
 public:
-    explicit GeckoRawSide(const SideOptions& o) : node_(node_options(o.name)) {
+    explicit GeckoRawSide(const SideOptions& o) : node_(node_options(o)) {
         const std::string type = gecko::msgs::Bytes::type_name;
-        if (!o.pub_endpoint.empty()) {
-            gecko::PublisherOptions po;
-            po.endpoints = {o.pub_endpoint};
-            po.send_queue = o.send_hwm;
-            pub_ = node_.raw_publisher(topic_for(o.pub_endpoint), type, po);
-        }
+        if (!o.pub_endpoint.empty()) pub_ = node_.raw_publisher(topic_for(o.pub_endpoint), type);
         if (!o.sub_endpoint.empty()) {
             gecko::SubscriberOptions so;
-            so.endpoints = {o.sub_endpoint};
             so.depth = o.depth;
             so.type_name = type;
             sub_ = node_.raw_subscriber(topic_for(o.sub_endpoint), so);

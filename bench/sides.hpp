@@ -11,8 +11,8 @@
 //   the payload in the zmq message and reads the tag from it in place, as a
 //   raw ZeroMQ application would.
 // - gecko: a Node without discovery, Publisher<gecko::msgs::Bytes> with
-//   PublisherOptions.endpoints = {pub_endpoint}, Subscriber<Bytes> with
-//   SubscriberOptions.endpoints = {sub_endpoint}; receive(msg, timeout)
+//   a node bound to exactly {pub_endpoint} (NodeOptions.listen) and linked to
+//   {sub_endpoint} (NodeOptions.peers), Subscriber<Bytes>; receive(msg, timeout)
 //   decodes into a reused struct.
 // - gecko_raw (diagnostic): the same Node, RawPublisher::publish() of the
 //   msgpack-encoded Bytes and RawSubscriber::receive() with a visitor that
@@ -31,8 +31,8 @@ namespace bench {
 struct SideOptions {
     std::string pub_endpoint;  ///< empty: no publisher
     std::string sub_endpoint;  ///< empty: no subscriber
-    int send_hwm = 1000;       ///< raw ZMQ_SNDHWM; gecko PublisherOptions.send_queue
-    int recv_hwm = 10000;      ///< raw ZMQ_RCVHWM and gecko SubscriberOptions.receive_queue
+    int send_hwm = 1000;       ///< raw ZMQ_SNDHWM; gecko NodeOptions.send_queue
+    int recv_hwm = 10000;      ///< raw ZMQ_RCVHWM and gecko NodeOptions.receive_queue
     std::size_t depth = 16;    ///< gecko SubscriberOptions.depth
     std::string name = "bench";
 };

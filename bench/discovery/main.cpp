@@ -189,7 +189,7 @@ bool stdin_closed(int timeout_ms) {
 // ---- child roles ----------------------------------------------------------------
 
 // --child-publisher KEY CORE RAW_IPC RAW_TCP: a Gecko publisher on "ttfm"
-// (automatic endpoints: ipc chosen on this host), one on "ttfm_tcp" (tcp only)
+// (its node offers inproc, ipc, tcp: ipc is chosen on this host), one on "ttfm_tcp" (a node offering tcp only)
 // and a raw ZeroMQ PUB bound to RAW_IPC and RAW_TCP, all at 1 kHz, until stdin closes.
 int child_publisher(int argc, char** argv) {
     if (argc < 6) return 2;
@@ -200,9 +200,13 @@ int child_publisher(int argc, char** argv) {
     o.multicast_enabled = false;
     gecko::Node node(o);
     auto pub = node.publisher<gecko::msgs::Int64>("ttfm");
-    gecko::PublisherOptions tcp_only;
-    tcp_only.endpoints = {"tcp://127.0.0.1:*"};
-    auto pub_tcp = node.publisher<gecko::msgs::Int64>("ttfm_tcp", tcp_only);
+    // A second node offering tcp only: its subscribers reach it over tcp even on this host.
+    gecko::NodeOptions tcp_only = o;
+    tcp_only.name = "bench_publisher_tcp";
+    tcp_only.transports = {"tcp"};
+    tcp_only.tcp_address = "127.0.0.1";
+    gecko::Node node_tcp(tcp_only);
+    auto pub_tcp = node_tcp.publisher<gecko::msgs::Int64>("ttfm_tcp");
     zmq::context_t ctx(1);
     zmq::socket_t raw(ctx, zmq::socket_type::pub);
     raw.set(zmq::sockopt::linger, 0);

@@ -47,6 +47,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -221,11 +222,16 @@ Endpoints make_endpoints() {
     return e;
 }
 
-gecko::Node bench_node(const std::string& name) {
+/// A node that binds exactly `listen` and links to `peer` (discovery off);
+/// without them, one reachable in this process only (inproc).
+gecko::Node bench_node(const std::string& name, const std::string& listen = "", const std::string& peer = "") {
     gecko::NodeOptions o;
     o.key = "lockstep-bench";
     o.name = name;
     o.discovery = false;
+    o.transports = {"inproc"};
+    if (!listen.empty()) o.listen = {listen};
+    if (!peer.empty()) o.peers = {peer};
     return gecko::Node(o);
 }
 
@@ -259,10 +265,8 @@ int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
             reps.push_back(std::move(rep));
             continue;
         }
-        auto sim = std::make_unique<Sim>(Sim{bench_node("bench-sim"), BenchBackend(scene), nullptr});
+        auto sim = std::make_unique<Sim>(Sim{bench_node("bench-sim", e[k].answer, e[k].request), BenchBackend(scene), nullptr});
         gecko::click::SimulationServerOptions o;
-        o.answer_publisher.endpoints = {e[k].answer};
-        o.request_subscriber.endpoints = {e[k].request};
         sim->server = std::make_unique<gecko::click::SimulationServer>(sim->node, "sim", sim->backend, o);
         sims.push_back(std::move(sim));
     }
@@ -308,11 +312,9 @@ int gateway_process(const Endpoints& e, Child& self) {
     std::vector<std::unique_ptr<gecko::click::Gateway>> gateways;
     for (int k = 0; k < kStacks; ++k) {
         if (kOrder[k].path != Path::gateway) continue;
-        nodes.push_back(std::make_unique<gecko::Node>(bench_node("bench-gateway")));
+        nodes.push_back(std::make_unique<gecko::Node>(bench_node("bench-gateway", e[k].request, e[k].answer)));
         gecko::click::GatewayOptions o;
         o.bind = e[k].rep;
-        o.controller.request_publisher.endpoints = {e[k].request};
-        o.controller.answer_subscriber.endpoints = {e[k].answer};
         o.controller.timeout = kStepTimeout;
         o.controller.connect_timeout = kSetupTimeout;
         gateways.push_back(std::make_unique<gecko::click::Gateway>(*nodes.back(), o));
@@ -352,12 +354,22 @@ public:
     virtual double step(std::uint64_t i) = 0;
 };
 
-class GeckoClient : public Client {
+struct NodeHolder {
+    std::optional<gecko::Node> own;  // a base: made before the members that use it
+};
+
+class GeckoClient : public Client, private NodeHolder {
 public:
-    GeckoClient(gecko::Node& node, const StackEndpoints& e, const Scene& scene) : control_(scene.control) {
+    /// With a node of its own that binds e.request and links to e.answer.
+    GeckoClient(const StackEndpoints& e, const Scene& scene)
+        : NodeHolder{bench_node("bench-controller", e.request, e.answer)}, control_(scene.control) {
+        start(*own);
+    }
+    /// On `node`, already linked to the simulation.
+    GeckoClient(gecko::Node& node, const Scene& scene) : control_(scene.control) { start(node); }
+
+    void start(gecko::Node& node) {
         gecko::click::ControllerOptions o;
-        o.request_publisher.endpoints = {e.request};
-        o.answer_subscriber.endpoints = {e.answer};
         o.timeout = kStepTimeout;
         o.connect_timeout = kSetupTimeout;
         controller_ = std::make_unique<gecko::click::Controller>(node, "sim", o);
@@ -477,13 +489,12 @@ Samples run_once(const Scene& scene, int rounds) {
 
     Samples samples;
     {
-        gecko::Node node = bench_node("bench-controller");
         zmq::context_t context(1);
         std::array<std::unique_ptr<Client>, kStacks> clients;
         for (int k = 0; k < kStacks; ++k) {
             switch (kOrder[k].path) {
                 case Path::raw: clients[k] = std::make_unique<RawClient>(context, e[k], scene); break;
-                case Path::gecko: clients[k] = std::make_unique<GeckoClient>(node, e[k], scene); break;
+                case Path::gecko: clients[k] = std::make_unique<GeckoClient>(e[k], scene); break;
                 case Path::gateway: clients[k] = std::make_unique<ClickClient>(context, e[k], scene); break;
             }
         }
@@ -590,10 +601,10 @@ void measure_inproc(const Scene& scene, int rounds, Costs& costs) {
     {
         gecko::Node sim_node = bench_node("bench-sim");
         gecko::Node ctl_node = bench_node("bench-controller");
+        sim_node.connect(ctl_node.locators().front());
+        ctl_node.connect(sim_node.locators().front());
         BenchBackend backend(scene);
         gecko::click::SimulationServerOptions so;
-        so.answer_publisher.endpoints = {"inproc://lockstep-bench-answer"};
-        so.request_subscriber.endpoints = {"inproc://lockstep-bench-request"};
         gecko::click::SimulationServer server(sim_node, "sim", backend, so);
         std::thread sim_thread([&] {
             while (!stop && server.spin_once(milliseconds(10))) {
@@ -616,7 +627,7 @@ void measure_inproc(const Scene& scene, int rounds, Costs& costs) {
             e.request = "inproc://lockstep-bench-request";
             e.answer = "inproc://lockstep-bench-answer";
             e.rep = "inproc://lockstep-bench-rep";
-            GeckoClient gecko_client(ctl_node, e, scene);
+            GeckoClient gecko_client(ctl_node, scene);
             RawClient raw_client(context, e, scene);
             for (int i = 0; i < 50; ++i) gecko_client.step(i), raw_client.step(i);  // warm-up
             // Blocks in alternating order, so that both see the same drift.

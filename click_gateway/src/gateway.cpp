@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway.hpp"
 
+#include "gecko/net/zmq_socket.hpp"
+
 #include "translate.hpp"
 
 #include <gecko/error.hpp>
@@ -41,7 +43,6 @@ bool is_error_message(const std::string& reply) noexcept {
 
 // Binds `socket` to `endpoint`; returns the endpoint as ZeroMQ resolved it.
 std::string bind_endpoint(zmq::socket_t& socket, const std::string& endpoint) {
-    socket.set(zmq::sockopt::linger, 0);
     try {
         socket.bind(endpoint);
     } catch (const zmq::error_t& e) {
@@ -58,8 +59,8 @@ Gateway::Gateway(Node& node, GatewayOptions options)
     : node_(node),
       options_(std::move(options)),
       controller_(node, options_.simulation, options_.controller),
-      context_(1),
-      socket_(context_, zmq::socket_type::rep) {
+      context_(net::process_context()),
+      socket_(net::make_socket(*context_, zmq::socket_type::rep)) {
     endpoint_ = bind_endpoint(socket_, options_.bind);
     handler_ = make_click_handler([this](const ClientRequest& request) -> ServerAnswer {
         const char* kind = "";

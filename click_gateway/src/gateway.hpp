@@ -33,6 +33,8 @@
 
 #include <zmq.hpp>
 
+#include <memory>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -108,7 +110,7 @@ private:
     Node& node_;
     GatewayOptions options_;
     Controller controller_;
-    zmq::context_t context_;
+    std::shared_ptr<zmq::context_t> context_;  // the process's (gecko/net/zmq_socket.hpp)
     zmq::socket_t socket_;
     std::string endpoint_;
     ServeFn handler_;

@@ -1,4 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
+// geckocore: the table of one key's nodes and entities, kept as soft state,
+// and the messages that keep every node's view of it current
+// (docs/DISCOVERY.md is the specification).
+//
+// Work per message is bounded: registrations are indexed by topic (log n per
+// entity), a change is pushed to the watchers it concerns as a delta, large
+// answers are split, and every peer is held to limits (entities per node,
+// nodes per host, types per topic, name lengths, connections) that are
+// refused with a reason and counted, never silently.
+
 #include "geckocore/core.hpp"
 
 #include "discovery/net.hpp"
@@ -7,17 +17,20 @@
 #include "router_io.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
-#include "gecko/signals.hpp"
+#include "gecko/net/zmq_socket.hpp"
+#include "gecko/wire/names.hpp"
 
 #include <zmq.hpp>
 
 #include <arpa/inet.h>
-#include <csignal>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cerrno>
 #include <condition_variable>
 #include <map>
@@ -29,7 +42,7 @@ namespace gecko::core {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-namespace wire = gecko::detail::wire;
+namespace proto = gecko::detail::proto;
 namespace net = gecko::detail::net;
 using gecko::detail::EntityKind;
 using gecko::detail::Peer;
@@ -44,21 +57,6 @@ std::string pid_namespace() {
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
-/// At most one line per `period` for a repeated event; counts what it skipped.
-class LogLimiter {
-public:
-    explicit LogLimiter(milliseconds period) : period_(period) {}
-    bool allow(Clock::time_point now) {
-        if (now - last_ < period_ && last_ != Clock::time_point{}) return false;
-        last_ = now;
-        return true;
-    }
-
-private:
-    milliseconds period_;
-    Clock::time_point last_{};
-};
-
 struct TopicKey {
     bool service;
     std::string name;
@@ -67,6 +65,35 @@ struct TopicKey {
 
 bool is_service(EntityKind k) { return k == EntityKind::server || k == EntityKind::client; }
 
+// A consumer that declares no type ("" or "*": a tool, a bridge) takes any.
+bool is_wildcard_type(const std::string& t) { return t.empty() || t == "*"; }
+bool types_match(const std::string& a, const std::string& b) { return a == b || is_wildcard_type(a) || is_wildcard_type(b); }
+
+// Which kind an entity of `kind` is told about: subscribers hear of
+// publishers; clients of servers; servers of clients (their nodes must link
+// to each other both ways for requests and replies).
+std::optional<EntityKind> watched_kind(EntityKind kind) {
+    switch (kind) {
+        case EntityKind::subscriber: return EntityKind::publisher;
+        case EntityKind::client: return EntityKind::server;
+        case EntityKind::server: return EntityKind::client;
+        case EntityKind::publisher: return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+// Peer lists are sent in chunks of at most this many peers per message.
+constexpr std::size_t peers_per_push = 256;
+// A list answer stops adding topics past this size and says where to go on.
+constexpr std::size_t list_page_bytes = 2u << 20;
+
+std::uint64_t mix(std::uint64_t x) noexcept {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 }  // namespace
 
 struct Core::Impl {
@@ -74,13 +101,17 @@ struct Core::Impl {
 
     struct Session {
         std::uint64_t id = 0;
+        std::uint64_t secret = 0;
         std::string node, host, host_id, pidns;
         std::int32_t pid = 0;
+        std::vector<std::string> locators;
         std::string route;  // ROUTER identity of its latest message
         bool req_envelope = false;
         Clock::time_point last_seen{};
         bool local = false;  // same host and pid namespace: kill(pid, 0) applies
+        bool watch_graph = false;
         std::set<std::uint64_t> entities;
+        std::uint64_t digest = 0;  // xor of mix(id) over entities
     };
     struct Entity {
         Registration reg;
@@ -89,22 +120,33 @@ struct Core::Impl {
         std::optional<TopicStats> stats;
         Clock::time_point stats_at{};
     };
+    struct Topic {
+        std::map<std::uint64_t, std::uint64_t> by_order;  // order -> entity id (registration order)
+        std::map<std::string, std::size_t> types;         // declared type -> entities (wildcards not counted)
+        std::size_t producers = 0;
+    };
     struct Duplicate {
         std::string host, endpoint;
         std::int32_t pid = 0;
         Clock::time_point last_heard{};
     };
+    struct Connection {
+        Clock::time_point accepted{};
+        bool spoke = false;  // sent a valid message
+    };
 
     CoreOptions opt;
     Logger log;
+    LogLimiter limiter{milliseconds(10000)};
     const std::string host = net::hostname();
     const std::int32_t pid = static_cast<std::int32_t>(::getpid());
     const std::string pidns = pid_namespace();
     const std::uint64_t instance = net::random_id();
     const Clock::time_point started = Clock::now();
     std::string endpoint;
-    zmq::context_t context{1};
+    std::shared_ptr<zmq::context_t> context = ::gecko::net::process_context();
     std::optional<zmq::socket_t> router;
+    std::optional<zmq::socket_t> monitor;  // the ROUTER's connection events
     std::optional<HostDoor> door;
     std::atomic<bool> holds_door{false};
     net::Fd listener, sender;
@@ -113,9 +155,11 @@ struct Core::Impl {
     std::thread thread;
 
     std::map<std::uint64_t, Session> sessions;
+    std::map<std::string, std::size_t> sessions_per_host;
     std::map<std::uint64_t, Entity> entities;
-    std::map<TopicKey, std::vector<std::uint64_t>> topics;  // entity ids in registration order
-    std::map<std::uint64_t, Duplicate> duplicates;          // by instance
+    std::map<TopicKey, Topic> topics;
+    std::map<std::uint64_t, Duplicate> duplicates;  // by instance
+    std::map<int, Connection> connections;          // by fd
     std::uint64_t next_order = 0;
     bool warm = true;  // within one lease of start: the table may be incomplete
 
@@ -124,39 +168,48 @@ struct Core::Impl {
     CoreCounters counters;
     std::map<std::string, std::size_t> topic_sizes;
 
-    LogLimiter malformed_udp_log{milliseconds(5000)};
-    LogLimiter malformed_zmq_log{milliseconds(5000)};
-    LogLimiter duplicate_log{milliseconds(10000)};
-
     void setup();
     int run();
     // multicast
     void announce();
     void on_datagrams();
+    // connections
+    void on_monitor(Clock::time_point now);
+    void reap_connections(Clock::time_point now);
     // requests
     void on_router();
-    void handle(const std::string& route, bool req_envelope, const wire::Message& m);
-    void reply(const std::string& route, bool req_envelope, const wire::Writer& w);
-    void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code, const std::string& message);
-    void send_to_session(const Session& s, const wire::Writer& w);
+    void handle(const RouterRequest& request, const proto::Message& m);
+    void hello(const RouterRequest& request, const msgpack::object& root, std::uint64_t sid, Clock::time_point now);
+    void reply(const std::string& route, bool req_envelope, const proto::Writer& w);
+    void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
+                     const std::string& message);
+    void send_to_session(const Session& s, const proto::Writer& w);
     void notify_error(std::uint64_t entity, const std::string& code, const std::string& message);
     // table
     void add(Session& s, Registration reg);
-    void remove_entity(std::uint64_t id, bool notify_peers = true);
+    void remove_entity(std::uint64_t id);
     void remove_session(std::uint64_t id, const std::string& why);
     std::vector<std::uint64_t> peers_of(const Entity& watcher) const;
-    void push_peers(std::uint64_t watcher, const std::vector<std::uint64_t>& gone = {});
-    void push_to_watchers_of(const Entity& producer, bool gone);
+    void push_full(std::uint64_t watcher);
+    void push_delta(std::uint64_t watcher, const std::vector<std::uint64_t>& added, const std::vector<std::uint64_t>& gone);
+    std::vector<std::uint64_t> watchers_of(const Entity& e) const;
     Peer peer_of(const Entity& e) const;
-    void write_list(wire::Writer& w) const;
+    void graph_event(bool appeared, const TopicKey& key, const std::string& type);
+    void graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type);
+    void write_list(proto::Writer& w, const msgpack::object& request) const;
     void table_changed();
     void count(std::uint64_t CoreCounters::*field) {
         std::lock_guard<std::mutex> lock(mutex);
         ++(counters.*field);
     }
+    // Logs a line of `reason` unless a flood of them is being held back.
+    void say(LogLevel level, const std::string& reason, const std::string& text) {
+        std::string note;
+        if (limiter.admit(reason, Clock::now(), &note)) log.log_at(level, text + note);
+    }
     std::string describe(const Entity& e) const {
         const auto s = sessions.find(e.session);
-        return std::string(wire::to_string(e.reg.kind)) + " on node '" + (s != sessions.end() ? s->second.node : "?") + "'";
+        return std::string(proto::to_string(e.reg.kind)) + " on node '" + (s != sessions.end() ? s->second.node : "?") + "'";
     }
 };
 
@@ -164,11 +217,25 @@ struct Core::Impl {
 
 void Core::Impl::setup() {
     if (opt.key.empty()) throw Error(Errc::invalid_argument, "geckocore needs a key (--key or GECKO_KEY)");
+    if (const auto why = wire::check_key(opt.key); !why.empty())
+        throw Error(Errc::invalid_argument, "invalid key '" + wire::printable(opt.key) + "': " + why);
     if (opt.lease.count() <= 0) throw Error(Errc::invalid_argument, "the lease must be positive");
-    router.emplace(context, zmq::socket_type::router);
-    router->set(zmq::sockopt::linger, 0);
-    router->set(zmq::sockopt::maxmsgsize, wire::max_zmq_message);
-    router->set(zmq::sockopt::router_handover, 1);
+    // Every node holds a connection: raise the soft fd limit to the hard one,
+    // and keep connections below it (ZeroMQ spins when accept() hits EMFILE).
+    rlimit fds{};
+    if (::getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+        fds.rlim_cur = fds.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &fds);
+        ::getrlimit(RLIMIT_NOFILE, &fds);
+    }
+    if (opt.max_connections == 0)
+        opt.max_connections = fds.rlim_cur > 128 ? static_cast<std::size_t>(fds.rlim_cur) - 96 : 32;
+
+    ::gecko::net::SocketOptions so;
+    so.max_message_size = proto::max_zmq_message;
+    so.router_handover = true;
+    so.send_queue = 10000;
+    router = ::gecko::net::make_socket(*context, zmq::socket_type::router, so);
     try {
         router->bind(opt.listen);
     } catch (const zmq::error_t& e) {
@@ -178,10 +245,17 @@ void Core::Impl::setup() {
                                                                 : ""));
     }
     endpoint = router->get(zmq::sockopt::last_endpoint);
+    // Connection events, to close connections that never say hello.
+    const std::string monitor_endpoint = "inproc://geckocore-monitor-" + std::to_string(instance);
+    if (zmq_socket_monitor(router->handle(), monitor_endpoint.c_str(), ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0) {
+        monitor = ::gecko::net::make_socket(*context, zmq::socket_type::pair);
+        monitor->connect(monitor_endpoint);
+    }
+
     HostDoor::Options door_options;
     door_options.port = opt.door_port;
     door_options.self = DoorEntry{opt.key, instance, endpoint, host, pid, pidns, {}, 0};
-    door.emplace(context, std::move(door_options), log);
+    door.emplace(*context, std::move(door_options), log);
     door->tick(Clock::now());  // take the door now if it is free, so the start-up line can say so
     holds_door = door->holding();
 
@@ -207,7 +281,7 @@ void Core::Impl::setup() {
 // ---- multicast -------------------------------------------------------------------
 
 namespace {
-void write_core_fields(wire::Writer& w, const Core::Impl& c) {
+void write_core_fields(proto::Writer& w, const Core::Impl& c) {
     w.kv("key", c.opt.key);
     w.kv("instance", c.instance);
     w.kv("endpoint", c.endpoint);
@@ -218,35 +292,35 @@ void write_core_fields(wire::Writer& w, const Core::Impl& c) {
 
 void Core::Impl::announce() {
     if (!sender) return;
-    wire::Writer w("announce", 5);
+    proto::Writer w("announce", 5);
     write_core_fields(w, *this);
     const auto err = net::send_to(sender.get(), group, w.data(), w.size());
-    if (!err.empty() && malformed_udp_log.allow(Clock::now())) log.warn("cannot announce on the multicast group: " + err);
+    if (!err.empty()) say(LogLevel::warn, "announce", "cannot announce on the multicast group: " + err);
 }
 
 void Core::Impl::on_datagrams() {
-    char buf[wire::max_datagram];
+    char buf[proto::max_datagram];
     for (int budget = 256; budget > 0; --budget) {
         sockaddr_in from{};
         socklen_t len = sizeof from;
         const auto n = ::recvfrom(listener.get(), buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
         if (n < 0) return;
         std::string why;
-        std::optional<wire::Message> m;
+        std::optional<proto::Message> m;
         if (static_cast<std::size_t>(n) > sizeof buf)
             why = "oversized (" + std::to_string(n) + " bytes)";
         else
-            m = wire::Message::parse(buf, static_cast<std::size_t>(n), &why);
+            m = proto::Message::parse(buf, static_cast<std::size_t>(n), &why);
         std::optional<std::string> key;
         if (m) {
-            key = wire::get_str(m->root(), "key");
+            key = proto::get_str(m->root(), "key");
             if (!key) why = "no 'key'";
         }
         if (!m || !key) {
             count(&CoreCounters::malformed_datagrams);
-            if (malformed_udp_log.allow(Clock::now()))
-                log.warn("ignored a malformed datagram from " + net::to_string(from) + ": " + why + " (" +
-                         std::to_string(counters.malformed_datagrams) + " so far)");
+            say(LogLevel::warn, "malformed datagram",
+                "ignored a malformed datagram from " + net::to_string(from) + ": " + wire::printable(why) + " (" +
+                    std::to_string(counters.malformed_datagrams) + " so far)");
             continue;
         }
         const auto& t = m->type();
@@ -255,38 +329,84 @@ void Core::Impl::on_datagrams() {
                 count(&CoreCounters::other_key_queries);
                 continue;
             }
-            wire::Writer w("core", 5);
+            proto::Writer w("core", 5);
             write_core_fields(w, *this);
             const auto err = net::send_to(sender.get(), from, w.data(), w.size());
             if (!err.empty()) log.debug("cannot answer " + net::to_string(from) + ": " + err);
             count(&CoreCounters::queries_answered);
         } else if (t == "announce") {
-            const auto other = wire::get_u64(m->root(), "instance").value_or(0);
+            const auto other = proto::get_u64(m->root(), "instance").value_or(0);
             if (*key != opt.key || other == instance) continue;
+            if (duplicates.size() >= 64 && !duplicates.count(other)) continue;  // bounded: a flood of fake cores
             auto& d = duplicates[other];
-            d.host = wire::get_str(m->root(), "host").value_or("?");
-            d.endpoint = wire::get_str(m->root(), "endpoint").value_or("?");
-            d.pid = static_cast<std::int32_t>(wire::get_i64(m->root(), "pid").value_or(0));
+            d.host = proto::get_str(m->root(), "host").value_or("?");
+            d.endpoint = proto::get_str(m->root(), "endpoint").value_or("?");
+            d.pid = static_cast<std::int32_t>(proto::get_i64(m->root(), "pid").value_or(0));
             d.last_heard = Clock::now();
             count(&CoreCounters::duplicate_cores);
-            if (duplicate_log.allow(d.last_heard))
-                log.error("another geckocore serves key '" + opt.key + "' on this network: host " + d.host + " pid " +
-                          std::to_string(d.pid) + " at " + d.endpoint + " (from " + net::to_string(from.sin_addr) +
-                          "); nodes may split between the two cores: stop one of them");
+            say(LogLevel::error, "another core",
+                "another geckocore serves key '" + opt.key + "' on this network: host " + wire::printable(d.host) +
+                    " pid " + std::to_string(d.pid) + " at " + wire::printable(d.endpoint) + " (from " +
+                    net::to_string(from.sin_addr) + "); nodes may split between the two cores: stop one of them");
         }
         // "core" (a reply to a node) never reaches the group; other types: ignored.
     }
 }
 
+// ---- connections ------------------------------------------------------------------------
+
+// The ROUTER's monitor says when a connection is accepted and when it goes.
+void Core::Impl::on_monitor(Clock::time_point now) {
+    if (!monitor) return;
+    for (int budget = 1024; budget > 0; --budget) {
+        zmq::message_t event, address;
+        if (!monitor->recv(event, zmq::recv_flags::dontwait)) break;
+        if (event.more()) (void)monitor->recv(address, zmq::recv_flags::dontwait);
+        if (event.size() < 6) continue;
+        std::uint16_t what;
+        std::uint32_t value;
+        std::memcpy(&what, event.data(), 2);
+        std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
+        const int fd = static_cast<int>(value);
+        if (what == ZMQ_EVENT_ACCEPTED) {
+            connections[fd] = Connection{now, false};
+        } else if (what == ZMQ_EVENT_DISCONNECTED) {
+            connections.erase(fd);
+        }
+    }
+    reap_connections(now);
+}
+
+// Connections that have not said anything valid within hello_timeout are
+// closed, and the oldest such ones at once when there are too many: idle
+// connections cannot exhaust the core's file descriptors.
+void Core::Impl::reap_connections(Clock::time_point now) {
+    std::vector<std::pair<Clock::time_point, int>> silent;
+    for (const auto& [fd, c] : connections)
+        if (!c.spoke) silent.emplace_back(c.accepted, fd);
+    std::sort(silent.begin(), silent.end());
+    std::size_t excess = connections.size() > opt.max_connections ? connections.size() - opt.max_connections : 0;
+    for (const auto& [accepted, fd] : silent) {
+        if (excess == 0 && now - accepted < opt.hello_timeout) break;
+        ::shutdown(fd, SHUT_RDWR);  // ZeroMQ sees the end and cleans up
+        connections.erase(fd);
+        count(&CoreCounters::connections_closed);
+        if (excess > 0) --excess;
+        say(LogLevel::warn, "idle connection",
+            "closed a connection that did not say hello within " + std::to_string(opt.hello_timeout.count()) + " ms (" +
+                std::to_string(counters.connections_closed) + " so far)");
+    }
+}
+
 // ---- requests --------------------------------------------------------------------
 
-void Core::Impl::reply(const std::string& route, bool req_envelope, const wire::Writer& w) {
+void Core::Impl::reply(const std::string& route, bool req_envelope, const proto::Writer& w) {
     answer(*router, route, req_envelope, w.data(), w.size());
 }
 
 void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
                              const std::string& message) {
-    wire::Writer w("error", 4);
+    proto::Writer w("error", 4);
     w.kv("instance", instance);
     w.kv("id", id);
     w.kv("code", code);
@@ -294,14 +414,14 @@ void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::u
     reply(route, req_envelope, w);
 }
 
-void Core::Impl::send_to_session(const Session& s, const wire::Writer& w) { reply(s.route, s.req_envelope, w); }
+void Core::Impl::send_to_session(const Session& s, const proto::Writer& w) { reply(s.route, s.req_envelope, w); }
 
 void Core::Impl::notify_error(std::uint64_t entity, const std::string& code, const std::string& message) {
     const auto e = entities.find(entity);
     if (e == entities.end()) return;
     const auto s = sessions.find(e->second.session);
     if (s == sessions.end()) return;
-    wire::Writer w("error", 4);
+    proto::Writer w("error", 4);
     w.kv("instance", instance);
     w.kv("id", entity);
     w.kv("code", code);
@@ -313,18 +433,23 @@ void Core::Impl::on_router() {
     RouterRequest request;
     for (int budget = 1024; budget > 0 && next_request(*router, request); --budget) {
         std::string why = "expected one frame after the routing id";
-        std::optional<wire::Message> m;
+        std::optional<proto::Message> m;
         if (request.body)
-            m = wire::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
+            m = proto::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
         if (!m) {
             count(&CoreCounters::malformed_messages);
-            if (malformed_zmq_log.allow(Clock::now()))
-                log.warn("ignored a malformed request: " + why + " (" + std::to_string(counters.malformed_messages) + " so far)");
+            say(LogLevel::warn, "malformed message",
+                "ignored a malformed request: " + wire::printable(why) + " (" + std::to_string(counters.malformed_messages) +
+                    " so far)");
             reply_error(request.route, request.req_envelope, 0, "malformed", why);
             continue;
         }
+        // The connection spoke: it is not an idle one to reap.
+        const int fd = zmq_msg_get(request.body->handle(), ZMQ_SRCFD);
+        if (fd >= 0)
+            if (auto c = connections.find(fd); c != connections.end()) c->second.spoke = true;
         try {
-            handle(request.route, request.req_envelope, *m);
+            handle(request, *m);
         } catch (const std::exception& e) {  // e.g. msgpack type errors deep in a field
             count(&CoreCounters::malformed_messages);
             reply_error(request.route, request.req_envelope, 0, "malformed", e.what());
@@ -332,124 +457,198 @@ void Core::Impl::on_router() {
     }
 }
 
-void Core::Impl::handle(const std::string& route, bool req_envelope, const wire::Message& m) {
+void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root, std::uint64_t sid, Clock::time_point now) {
+    const auto& route = request.route;
+    const bool env = request.req_envelope;
+    auto key = proto::get_str(root, "key");
+    if (!key || *key != opt.key) {
+        reply_error(route, env, 0, "wrong_key",
+                    "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
+                        wire::printable(key.value_or("")) + "'");
+        return;
+    }
+    const auto secret = proto::get_u64(root, "secret");
+    const auto node = proto::get_str(root, "node").value_or("");
+    const auto node_host = proto::get_str(root, "host").value_or("");
+    auto locators = proto::get_str_array(root, "locators");
+    std::string why = !secret || *secret == 0 ? "hello needs a secret" : "";
+    if (why.empty()) why = wire::check_node_name(node);
+    if (why.empty()) why = wire::check_node_name(node_host);
+    if (why.empty() && !locators) why = "'locators' is not an array of strings";
+    if (why.empty() && locators->size() > wire::max_locators)
+        why = std::to_string(locators->size()) + " locators (at most " + std::to_string(wire::max_locators) + ")";
+    if (why.empty())
+        for (const auto& l : *locators)
+            if (auto w = wire::check_locator(l); !w.empty()) {
+                why = "locator '" + wire::printable(l) + "': " + w;
+                break;
+            }
+    if (!why.empty()) {
+        count(&CoreCounters::refused);
+        say(LogLevel::warn, "refused hello", "refused a node's hello: " + wire::printable(why));
+        reply_error(route, env, 0, "refused", "geckocore refused this node: " + why);
+        return;
+    }
+    const auto known = sessions.find(sid);
+    if (known != sessions.end() && known->second.secret != *secret) {
+        // Someone else's session id: it is not theirs to speak for.
+        count(&CoreCounters::auth_failures);
+        say(LogLevel::warn, "auth", "refused a hello for node '" + wire::printable(known->second.node) +
+                                        "' without its secret (another program reusing its session id)");
+        reply_error(route, env, 0, "auth", "session " + std::to_string(sid) + " belongs to another node");
+        return;
+    }
+    if (known == sessions.end() && sessions_per_host[node_host] >= opt.max_sessions_per_host) {
+        count(&CoreCounters::refused);
+        say(LogLevel::warn, "sessions per host",
+            "refused node '" + wire::printable(node) + "': host " + wire::printable(node_host) + " already has " +
+                std::to_string(opt.max_sessions_per_host) + " nodes");
+        reply_error(route, env, 0, "refused",
+                    "host " + node_host + " already has " + std::to_string(opt.max_sessions_per_host) +
+                        " nodes registered (geckocore --max-sessions-per-host)");
+        return;
+    }
+    if (known == sessions.end()) ++sessions_per_host[node_host];
+    auto& s = sessions[sid];
+    const bool fresh = s.id == 0;
+    s.id = sid;
+    s.secret = *secret;
+    s.node = node;
+    if (!fresh && s.host != node_host) {
+        --sessions_per_host[s.host];
+        ++sessions_per_host[node_host];
+    }
+    s.host = node_host;
+    s.host_id = proto::get_str(root, "hostid").value_or("");
+    s.pid = static_cast<std::int32_t>(proto::get_i64(root, "pid").value_or(0));
+    s.pidns = proto::get_str(root, "pidns").value_or("");
+    s.locators = std::move(*locators);
+    s.local = s.host == host && !s.pidns.empty() && s.pidns == pidns && s.pid > 0;
+    s.route = route;
+    s.req_envelope = env;
+    s.last_seen = now;
+    if (!fresh) {
+        // The node lists everything it has: drop what it withdrew while we could not hear it.
+        std::set<std::uint64_t> keep;
+        if (const auto* ids = proto::find(root, "ids"); ids && ids->type == msgpack::type::ARRAY)
+            for (std::uint32_t i = 0; i < ids->via.array.size; ++i)
+                if (ids->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) keep.insert(ids->via.array.ptr[i].via.u64);
+        const auto mine = s.entities;
+        for (auto id : mine)
+            if (!keep.count(id)) remove_entity(id);
+    } else {
+        say(LogLevel::info, "joined", "node '" + wire::printable(s.node) + "' joined (host " + wire::printable(s.host) +
+                                          ", pid " + std::to_string(s.pid) + ")");
+    }
+    proto::Writer w("welcome", 6);
+    w.kv("instance", instance);
+    w.kv("lease_ms", static_cast<std::int64_t>(opt.lease.count()));
+    w.kv("host", host);
+    w.kv("pid", pid);
+    w.kv("key", opt.key);
+    w.kv("warm", warm);
+    reply(route, env, w);
+}
+
+void Core::Impl::handle(const RouterRequest& request, const proto::Message& m) {
     const auto& root = m.root();
     const auto& t = m.type();
+    const auto& route = request.route;
+    const bool env = request.req_envelope;
     const auto now = Clock::now();
     if (t == "list") {
         // A tool that names a key must not be shown another key's table
         // (an explicit --core pointing at the wrong core).
-        if (const auto key = wire::get_str(root, "key"); key && *key != opt.key) {
-            reply_error(route, req_envelope, 0, "wrong_key",
-                        "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" + *key + "'");
+        if (const auto key = proto::get_str(root, "key"); key && *key != opt.key) {
+            reply_error(route, env, 0, "wrong_key",
+                        "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
+                            wire::printable(*key) + "'");
             return;
         }
-        wire::Writer w("list", 11);
-        write_list(w);
-        reply(route, req_envelope, w);
+        proto::Writer w("list", 12);
+        write_list(w, root);
+        reply(route, env, w);
         return;
     }
-    const auto sid = wire::get_u64(root, "s");
+    const auto sid = proto::get_u64(root, "s");
     if (!sid) {
         count(&CoreCounters::malformed_messages);
-        reply_error(route, req_envelope, 0, "malformed", "'" + t + "' without a session id 's'");
+        reply_error(route, env, 0, "malformed", "'" + t + "' without a session id 's'");
         return;
     }
     if (t == "hello") {
-        auto key = wire::get_str(root, "key");
-        if (!key || *key != opt.key) {
-            reply_error(route, req_envelope, 0, "wrong_key",
-                        "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" + key.value_or("") + "'");
-            return;
-        }
-        const bool known = sessions.count(*sid) > 0;
-        auto& s = sessions[*sid];
-        s.id = *sid;
-        s.node = wire::get_str(root, "node").value_or("");
-        s.host = wire::get_str(root, "host").value_or("");
-        s.host_id = wire::get_str(root, "hostid").value_or("");
-        s.pid = static_cast<std::int32_t>(wire::get_i64(root, "pid").value_or(0));
-        s.pidns = wire::get_str(root, "pidns").value_or("");
-        s.local = s.host == host && !s.pidns.empty() && s.pidns == pidns && s.pid > 0;
-        s.route = route;
-        s.req_envelope = req_envelope;
-        s.last_seen = now;
-        if (known) {
-            // The node lists everything it has: drop what it withdrew while we could not hear it.
-            std::set<std::uint64_t> keep;
-            if (const auto* ids = wire::find(root, "ids"); ids && ids->type == msgpack::type::ARRAY)
-                for (std::uint32_t i = 0; i < ids->via.array.size; ++i)
-                    if (ids->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) keep.insert(ids->via.array.ptr[i].via.u64);
-            const auto mine = s.entities;
-            for (auto id : mine)
-                if (!keep.count(id)) remove_entity(id);
-        } else {
-            log.info("node '" + s.node + "' joined (host " + s.host + ", pid " + std::to_string(s.pid) + ")");
-        }
-        wire::Writer w("welcome", 6);
-        w.kv("instance", instance);
-        w.kv("lease_ms", static_cast<std::int64_t>(opt.lease.count()));
-        w.kv("host", host);
-        w.kv("pid", pid);
-        w.kv("key", opt.key);
-        w.kv("warm", warm);
-        reply(route, req_envelope, w);
+        hello(request, root, *sid, now);
         return;
     }
     const auto it = sessions.find(*sid);
     if (it == sessions.end()) {
         if (t == "bye") return;
-        wire::Writer w("unknown", 1);
+        proto::Writer w("unknown", 1);
         w.kv("instance", instance);
-        reply(route, req_envelope, w);
+        reply(route, env, w);
         return;
     }
     Session& s = it->second;
+    if (proto::get_u64(root, "secret").value_or(0) != s.secret) {
+        count(&CoreCounters::auth_failures);
+        say(LogLevel::warn, "auth", "refused '" + t + "' for node '" + wire::printable(s.node) +
+                                        "' without its secret (another program reusing its session id)");
+        reply_error(route, env, 0, "auth", "session " + std::to_string(*sid) + " belongs to another node");
+        return;
+    }
     // A new routing id means the node's TCP link was re-established: pushes sent
-    // meanwhile may be lost, so its consumers get their current peer sets again.
+    // meanwhile may be lost, so its watchers get their current peer sets again.
     const bool reconnected = s.route != route;
     s.route = route;
-    s.req_envelope = req_envelope;
+    s.req_envelope = env;
     s.last_seen = now;
     if (reconnected) {
         for (auto id : s.entities)
-            if (!wire::is_producer(entities.at(id).reg.kind)) push_peers(id);
+            if (watched_kind(entities.at(id).reg.kind)) push_full(id);
     }
     if (t == "hb") {
-        wire::Writer w("hb", 1);
+        proto::Writer w("hb", 3);
         w.kv("instance", instance);
-        reply(route, req_envelope, w);
+        w.kv("n", static_cast<std::uint64_t>(s.entities.size()));
+        w.kv("digest", s.digest);
+        reply(route, env, w);
     } else if (t == "add") {
-        auto reg = wire::read_registration(root);
+        auto reg = proto::read_registration(root);
         if (!reg) {
             count(&CoreCounters::malformed_messages);
-            reply_error(route, req_envelope, wire::get_u64(root, "id").value_or(0), "malformed", "'add' needs id, kind, topic, type, endpoints");
+            reply_error(route, env, proto::get_u64(root, "id").value_or(0), "malformed", "'add' needs id, kind, topic, type");
             return;
         }
         add(s, std::move(*reg));
     } else if (t == "remove") {
-        const auto id = wire::get_u64(root, "id");
+        const auto id = proto::get_u64(root, "id");
         const auto e = id ? entities.find(*id) : entities.end();
         if (e != entities.end() && e->second.session == s.id) remove_entity(*id);
     } else if (t == "stats") {
-        const auto* list = wire::find(root, "stats");
+        const auto* list = proto::find(root, "stats");
         if (!list || list->type != msgpack::type::ARRAY) {
             count(&CoreCounters::malformed_messages);
             return;
         }
         for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-            const auto st = wire::read_stats(list->via.array.ptr[i]);
+            const auto st = proto::read_stats(list->via.array.ptr[i]);
             if (!st) continue;
             const auto e = entities.find(st->id);
             if (e == entities.end() || e->second.session != s.id) continue;
             e->second.stats = st;
             e->second.stats_at = now;
         }
+    } else if (t == "watch_graph") {
+        s.watch_graph = true;
+        for (const auto& [key, topic] : topics) {
+            const auto first = entities.find(topic.by_order.begin()->second);
+            graph_event_to(s, true, key, first == entities.end() ? "" : first->second.reg.type_name);
+        }
     } else if (t == "bye") {
         remove_session(s.id, "said goodbye");
     } else {
         count(&CoreCounters::malformed_messages);
-        reply_error(route, req_envelope, 0, "unknown_type", "unknown message type '" + t + "'");
+        reply_error(route, env, 0, "unknown_type", "unknown message type '" + wire::printable(t) + "'");
     }
 }
 
@@ -460,67 +659,123 @@ Peer Core::Impl::peer_of(const Entity& e) const {
     p.reg = e.reg;
     if (const auto s = sessions.find(e.session); s != sessions.end()) {
         p.node = s->second.node;
+        p.session = s->second.id;
         p.host = s->second.host;
         p.host_id = s->second.host_id;
         p.pid = s->second.pid;
+        p.pid_ns = s->second.pidns;
+        p.locators = s->second.locators;
     }
     return p;
 }
 
-namespace {
-// A consumer that declares no type ("" or "*": a tool, a bridge) takes any.
-bool is_wildcard_type(const std::string& t) { return t.empty() || t == "*"; }
-bool types_match(const std::string& a, const std::string& b) {
-    return a == b || is_wildcard_type(a) || is_wildcard_type(b);
-}
-}  // namespace
-
 std::vector<std::uint64_t> Core::Impl::peers_of(const Entity& watcher) const {
     std::vector<std::uint64_t> out;
+    const auto want = watched_kind(watcher.reg.kind);
+    if (!want) return out;
     const auto t = topics.find(TopicKey{is_service(watcher.reg.kind), watcher.reg.topic});
     if (t == topics.end()) return out;
-    const auto want = wire::producer_kind(watcher.reg.kind);
-    for (auto id : t->second) {
+    for (const auto& [order, id] : t->second.by_order) {
         const auto& e = entities.at(id);
-        if (e.reg.kind == want && types_match(e.reg.type_name, watcher.reg.type_name)) out.push_back(id);
+        if (e.reg.kind == *want && types_match(e.reg.type_name, watcher.reg.type_name)) out.push_back(id);
     }
     return out;
 }
 
-void Core::Impl::push_peers(std::uint64_t watcher, const std::vector<std::uint64_t>& gone) {
+// The entities that are told about `e` (its watchers), of matching type.
+std::vector<std::uint64_t> Core::Impl::watchers_of(const Entity& e) const {
+    std::vector<std::uint64_t> out;
+    const auto t = topics.find(TopicKey{is_service(e.reg.kind), e.reg.topic});
+    if (t == topics.end()) return out;
+    for (const auto& [order, id] : t->second.by_order) {
+        if (id == e.reg.id) continue;
+        const auto& w = entities.at(id);
+        const auto want = watched_kind(w.reg.kind);
+        if (want && *want == e.reg.kind && types_match(w.reg.type_name, e.reg.type_name)) out.push_back(id);
+    }
+    return out;
+}
+
+// A watcher's whole peer set, in chunks: the first replaces what the node had
+// (except during warm-up, where nothing is ever removed by absence), the rest add.
+void Core::Impl::push_full(std::uint64_t watcher) {
     const auto w = entities.find(watcher);
     if (w == entities.end()) return;
     const auto s = sessions.find(w->second.session);
     if (s == sessions.end()) return;
     const auto ids = peers_of(w->second);
-    wire::Writer msg("peers", warm ? 5 : 4);
-    msg.kv("instance", instance);
-    msg.kv("id", watcher);
-    msg.kv("partial", warm);
-    msg.key("peers");
-    msg.packer().pack_array(static_cast<std::uint32_t>(ids.size()));
-    for (auto id : ids) wire::pack_peer(msg.packer(), peer_of(entities.at(id)));
-    if (warm) msg.kv("gone", gone);
-    send_to_session(s->second, msg);
+    std::size_t at = 0;
+    do {
+        const std::size_t n = std::min(peers_per_push, ids.size() - at);
+        proto::Writer msg("peers", 4);
+        msg.kv("instance", instance);
+        msg.kv("id", watcher);
+        msg.kv("partial", warm || at > 0);
+        msg.key("peers");
+        msg.packer().pack_array(static_cast<std::uint32_t>(n));
+        for (std::size_t i = at; i < at + n; ++i) proto::pack_peer(msg.packer(), peer_of(entities.at(ids[i])));
+        send_to_session(s->second, msg);
+        at += n;
+    } while (at < ids.size());
 }
 
-void Core::Impl::push_to_watchers_of(const Entity& producer, bool gone) {
-    const auto t = topics.find(TopicKey{is_service(producer.reg.kind), producer.reg.topic});
-    if (t == topics.end()) return;
-    std::vector<std::uint64_t> gone_ids;
-    if (gone) gone_ids.push_back(producer.reg.id);
-    for (auto id : t->second) {
-        const auto& e = entities.at(id);
-        if (!wire::is_producer(e.reg.kind) && types_match(e.reg.type_name, producer.reg.type_name) && id != producer.reg.id)
-            push_peers(id, gone_ids);
-    }
+// What changed for a watcher: peers added, peers gone. The node merges it.
+void Core::Impl::push_delta(std::uint64_t watcher, const std::vector<std::uint64_t>& added,
+                            const std::vector<std::uint64_t>& gone) {
+    const auto w = entities.find(watcher);
+    if (w == entities.end()) return;
+    const auto s = sessions.find(w->second.session);
+    if (s == sessions.end()) return;
+    std::size_t at = 0;
+    do {
+        const std::size_t n = std::min(peers_per_push, added.size() - at);
+        proto::Writer msg("peers", 5);
+        msg.kv("instance", instance);
+        msg.kv("id", watcher);
+        msg.kv("partial", true);
+        msg.key("peers");
+        msg.packer().pack_array(static_cast<std::uint32_t>(n));
+        for (std::size_t i = at; i < at + n; ++i) proto::pack_peer(msg.packer(), peer_of(entities.at(added[i])));
+        msg.kv("gone", at == 0 ? gone : std::vector<std::uint64_t>{});
+        send_to_session(s->second, msg);
+        at += n;
+    } while (at < added.size());
+}
+
+void Core::Impl::graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type) {
+    proto::Writer w("graph", 5);
+    w.kv("instance", instance);
+    w.kv("event", appeared ? "appeared" : "gone");
+    w.kv("name", key.name);
+    w.kv("service", key.service);
+    w.kv("type", type);
+    send_to_session(s, w);
+}
+
+void Core::Impl::graph_event(bool appeared, const TopicKey& key, const std::string& type) {
+    for (const auto& [id, s] : sessions)
+        if (s.watch_graph) graph_event_to(s, appeared, key, type);
 }
 
 void Core::Impl::add(Session& s, Registration reg) {
     const auto id = reg.id;
+    auto refuse = [&](const std::string& reason) {
+        count(&CoreCounters::refused);
+        say(LogLevel::warn, "refused registration",
+            "refused a registration of node '" + wire::printable(s.node) + "': " + wire::printable(reason));
+        proto::Writer w("error", 4);
+        w.kv("instance", instance);
+        w.kv("id", id);
+        w.kv("code", "refused");
+        w.kv("message", "geckocore refused it: " + reason);
+        send_to_session(s, w);
+    };
+    std::string why = wire::check_topic_name(reg.topic);
+    if (why.empty() && !is_wildcard_type(reg.type_name)) why = wire::check_type_name(reg.type_name);
+    if (!why.empty()) return refuse("'" + reg.topic + "': " + why);
     if (const auto old = entities.find(id); old != entities.end()) {
         if (old->second.session != s.id) {
-            wire::Writer w("error", 4);
+            proto::Writer w("error", 4);
             w.kv("instance", instance);
             w.kv("id", id);
             w.kv("code", "duplicate");
@@ -529,87 +784,146 @@ void Core::Impl::add(Session& s, Registration reg) {
             return;
         }
         const auto& o = old->second.reg;
-        if (o.kind == reg.kind && o.topic == reg.topic && o.type_name == reg.type_name && o.endpoints == reg.endpoints) {
-            if (!wire::is_producer(reg.kind)) push_peers(id);  // a re-registration still gets its peer set
+        if (o.kind == reg.kind && o.topic == reg.topic && o.type_name == reg.type_name && o.latched == reg.latched) {
+            if (watched_kind(reg.kind)) push_full(id);  // a re-registration still gets its peer set
             return;
         }
         remove_entity(id);
     }
+    if (s.entities.size() >= opt.max_entities_per_session)
+        return refuse("node '" + s.node + "' already has " + std::to_string(opt.max_entities_per_session) +
+                      " entities (geckocore --max-entities-per-node)");
     const TopicKey key{is_service(reg.kind), reg.topic};
-    auto& ids = topics[key];
+    auto& topic = topics[key];
+    const bool new_topic = topic.by_order.empty();
+    if (!is_wildcard_type(reg.type_name) && !topic.types.count(reg.type_name) && topic.types.size() >= opt.max_types_per_topic) {
+        if (new_topic) topics.erase(key);
+        return refuse("'" + reg.topic + "' already carries " + std::to_string(opt.max_types_per_topic) + " types");
+    }
     Entity e;
     e.reg = std::move(reg);
     e.session = s.id;
     e.order = next_order++;
-    // Type check against everything already on the topic. A conflict concerns
+    // Type check against the types already on the topic. A conflict concerns
     // the parties between which data would flow (a producer and a consumer):
     // both hear of it, once. A second producer of another type hears of the
     // first (it splits the topic); consumers of another type than each other,
     // with no producer between them, are only shown by `list`.
-    std::set<std::string> reported;
-    const bool newcomer_produces = wire::is_producer(e.reg.kind);
-    for (auto other_id : ids) {
-        const auto& other = entities.at(other_id);
-        if (types_match(other.reg.type_name, e.reg.type_name)) continue;
-        const bool other_produces = wire::is_producer(other.reg.kind);
-        if (!newcomer_produces && !other_produces) continue;
-        const std::string what = key.service ? "service" : "topic";
-        const std::string mine = "the " + std::string(wire::to_string(e.reg.kind)) + " of " + what + " '" + e.reg.topic +
-                                 "' on node '" + s.node + "' declares " + e.reg.type_name;
-        const std::string theirs = describe(other) + " declares " + other.reg.type_name;
-        if (reported.insert(other.reg.type_name).second) {
-            count(&CoreCounters::type_conflicts);
-            const std::string text = "type conflict: " + mine + ", but the " + theirs + "; no data flows between them";
-            wire::Writer w("error", 4);
-            w.kv("instance", instance);
-            w.kv("id", e.reg.id);
-            w.kv("code", "type_conflict");
-            w.kv("message", text);
-            send_to_session(s, w);
-            log.warn(text);
+    if (!is_wildcard_type(e.reg.type_name)) {
+        const bool newcomer_produces = proto::is_producer(e.reg.kind);
+        std::set<std::string> reported;
+        for (const auto& [type, n] : topic.types) {
+            if (type == e.reg.type_name) continue;
+            for (const auto& [order, other_id] : topic.by_order) {
+                const auto& other = entities.at(other_id);
+                if (other.reg.type_name != type) continue;
+                const bool other_produces = proto::is_producer(other.reg.kind);
+                if (!newcomer_produces && !other_produces) continue;
+                const std::string what = key.service ? "service" : "topic";
+                const std::string mine = "the " + std::string(proto::to_string(e.reg.kind)) + " of " + what + " '" +
+                                         e.reg.topic + "' on node '" + s.node + "' declares " + e.reg.type_name;
+                const std::string theirs = describe(other) + " declares " + other.reg.type_name;
+                if (reported.insert(type).second) {
+                    count(&CoreCounters::type_conflicts);
+                    const std::string text = "type conflict: " + mine + ", but the " + theirs + "; no data flows between them";
+                    proto::Writer w("error", 4);
+                    w.kv("instance", instance);
+                    w.kv("id", e.reg.id);
+                    w.kv("code", "type_conflict");
+                    w.kv("message", text);
+                    send_to_session(s, w);
+                    say(LogLevel::warn, "type conflict", wire::printable(text));
+                }
+                if (newcomer_produces != other_produces)
+                    notify_error(other_id, "type_conflict",
+                                 "type conflict: " + mine + ", but this " + theirs + "; no data flows between them");
+            }
         }
-        if (newcomer_produces != other_produces)
-            notify_error(other_id, "type_conflict", "type conflict: " + mine + ", but this " + theirs + "; no data flows between them");
+        ++topic.types[e.reg.type_name];
     }
-    ids.push_back(e.reg.id);
+    topic.by_order[e.order] = e.reg.id;
+    if (proto::is_producer(e.reg.kind)) ++topic.producers;
     s.entities.insert(e.reg.id);
+    s.digest ^= mix(e.reg.id);
     const auto [it, inserted] = entities.emplace(e.reg.id, std::move(e));
     (void)inserted;
-    if (wire::is_producer(it->second.reg.kind))
-        push_to_watchers_of(it->second, false);
-    else
-        push_peers(it->second.reg.id);
+    const Entity& added = it->second;
+    if (watched_kind(added.reg.kind)) push_full(added.reg.id);
+    for (auto w : watchers_of(added)) push_delta(w, {added.reg.id}, {});
+    if (new_topic) graph_event(true, key, added.reg.type_name);
     table_changed();
 }
 
-void Core::Impl::remove_entity(std::uint64_t id, bool notify_peers) {
+void Core::Impl::remove_entity(std::uint64_t id) {
     const auto it = entities.find(id);
     if (it == entities.end()) return;
+    const auto watchers = watchers_of(it->second);
     Entity e = std::move(it->second);
     entities.erase(it);
-    if (auto s = sessions.find(e.session); s != sessions.end()) s->second.entities.erase(id);
+    if (auto s = sessions.find(e.session); s != sessions.end()) {
+        s->second.entities.erase(id);
+        s->second.digest ^= mix(id);
+    }
     const TopicKey key{is_service(e.reg.kind), e.reg.topic};
     if (auto t = topics.find(key); t != topics.end()) {
-        t->second.erase(std::remove(t->second.begin(), t->second.end(), id), t->second.end());
-        if (notify_peers && wire::is_producer(e.reg.kind)) push_to_watchers_of(e, true);
-        if (t->second.empty()) topics.erase(t);
+        t->second.by_order.erase(e.order);
+        if (!is_wildcard_type(e.reg.type_name))
+            if (auto ty = t->second.types.find(e.reg.type_name); ty != t->second.types.end() && --ty->second == 0)
+                t->second.types.erase(ty);
+        if (proto::is_producer(e.reg.kind)) --t->second.producers;
+        if (t->second.by_order.empty()) {
+            topics.erase(t);
+            graph_event(false, key, e.reg.type_name);
+        }
     }
+    for (auto w : watchers) push_delta(w, {}, {id});
     table_changed();
 }
 
 void Core::Impl::remove_session(std::uint64_t id, const std::string& why) {
     const auto it = sessions.find(id);
     if (it == sessions.end()) return;
-    log.info("node '" + it->second.node + "' (host " + it->second.host + ", pid " + std::to_string(it->second.pid) + ") left: " + why);
+    say(LogLevel::info, "left", "node '" + wire::printable(it->second.node) + "' (host " + wire::printable(it->second.host) +
+                                    ", pid " + std::to_string(it->second.pid) + ") left: " + why);
+    // One push per remaining watcher for everything the node had, not one per entity.
+    std::map<std::uint64_t, std::vector<std::uint64_t>> gone_for;
     const auto mine = it->second.entities;
-    for (auto e : mine) remove_entity(e);
-    sessions.erase(id);
+    for (auto e : mine) {
+        const auto en = entities.find(e);
+        if (en == entities.end()) continue;
+        for (auto w : watchers_of(en->second))
+            if (!mine.count(w)) gone_for[w].push_back(e);
+    }
+    const auto saved = std::move(gone_for);
+    for (auto e : mine) {
+        // Remove without pushing: the batched pushes below say it all.
+        const auto en = entities.find(e);
+        if (en == entities.end()) continue;
+        const TopicKey key{is_service(en->second.reg.kind), en->second.reg.topic};
+        if (auto t = topics.find(key); t != topics.end()) {
+            t->second.by_order.erase(en->second.order);
+            if (!is_wildcard_type(en->second.reg.type_name))
+                if (auto ty = t->second.types.find(en->second.reg.type_name); ty != t->second.types.end() && --ty->second == 0)
+                    t->second.types.erase(ty);
+            if (proto::is_producer(en->second.reg.kind)) --t->second.producers;
+            if (t->second.by_order.empty()) {
+                const std::string type = en->second.reg.type_name;
+                topics.erase(t);
+                graph_event(false, key, type);
+            }
+        }
+        entities.erase(en);
+    }
+    if (auto h = sessions_per_host.find(it->second.host); h != sessions_per_host.end() && --h->second == 0)
+        sessions_per_host.erase(h);
+    sessions.erase(it);
+    for (const auto& [w, gone] : saved) push_delta(w, {}, gone);
     table_changed();
 }
 
 void Core::Impl::table_changed() {
     std::map<std::string, std::size_t> sizes;
-    for (const auto& [k, ids] : topics) sizes[k.name] += ids.size();
+    for (const auto& [k, t] : topics) sizes[k.name] += t.by_order.size();
     {
         std::lock_guard<std::mutex> lock(mutex);
         topic_sizes = std::move(sizes);
@@ -617,9 +931,15 @@ void Core::Impl::table_changed() {
     changed.notify_all();
 }
 
-void Core::Impl::write_list(wire::Writer& w) const {
+// The answer to `list`: the whole table, or one page of topics of it
+// (`offset`, `limit`, or a single `topic`), never more than list_page_bytes of
+// topics per answer; `next` says where the next page starts (0: none).
+void Core::Impl::write_list(proto::Writer& w, const msgpack::object& request) const {
     const auto now = Clock::now();
     auto& pk = w.packer();
+    const auto only = proto::get_str(request, "topic");
+    const std::size_t offset = static_cast<std::size_t>(proto::get_u64(request, "offset").value_or(0));
+    const std::size_t limit = static_cast<std::size_t>(proto::get_u64(request, "limit").value_or(SIZE_MAX));
     w.kv("key", opt.key);
     w.kv("instance", instance);
     w.kv("host", host);
@@ -628,82 +948,102 @@ void Core::Impl::write_list(wire::Writer& w) const {
     w.kv("uptime_ms", static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - started).count()));
 
     w.key("nodes");
-    pk.pack_array(static_cast<std::uint32_t>(sessions.size()));
-    for (const auto& [id, s] : sessions) {
-        pk.pack_map(6);
-        pk.pack(std::string_view("s"));
-        pk.pack(id);
-        pk.pack(std::string_view("node"));
-        pk.pack(s.node);
-        pk.pack(std::string_view("host"));
-        pk.pack(s.host);
-        pk.pack(std::string_view("pid"));
-        pk.pack(s.pid);
-        pk.pack(std::string_view("silent_ms"));
-        pk.pack(static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - s.last_seen).count()));
-        pk.pack(std::string_view("entities"));
-        pk.pack(static_cast<std::uint64_t>(s.entities.size()));
+    pk.pack_array(offset == 0 ? static_cast<std::uint32_t>(sessions.size()) : 0);
+    if (offset == 0) {
+        for (const auto& [id, s] : sessions) {
+            pk.pack_map(8);
+            pk.pack(std::string_view("s"));
+            pk.pack(id);
+            pk.pack(std::string_view("node"));
+            pk.pack(s.node);
+            pk.pack(std::string_view("host"));
+            pk.pack(s.host);
+            pk.pack(std::string_view("pid"));
+            pk.pack(s.pid);
+            pk.pack(std::string_view("silent_ms"));
+            pk.pack(static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - s.last_seen).count()));
+            pk.pack(std::string_view("entities"));
+            pk.pack(static_cast<std::uint64_t>(s.entities.size()));
+            pk.pack(std::string_view("locators"));
+            pk.pack(s.locators);
+            pk.pack(std::string_view("session"));
+            pk.pack(id);
+        }
     }
 
-    auto pack_entity = [&](const Entity& e) {
-        const Peer p = peer_of(e);
-        pk.pack_map(10);
-        wire::pack_registration_fields(pk, p.reg);
-        pk.pack(std::string_view("node"));
-        pk.pack(p.node);
-        pk.pack(std::string_view("host"));
-        pk.pack(p.host);
-        pk.pack(std::string_view("pid"));
-        pk.pack(p.pid);
-        pk.pack(std::string_view("stats"));
+    auto pack_entity = [&](msgpack::packer<msgpack::sbuffer>& p, const Entity& e) {
+        const Peer peer = peer_of(e);
+        p.pack_map(proto::registration_fields + 7);
+        proto::pack_registration_fields(p, peer.reg);
+        p.pack(std::string_view("locators"));
+        p.pack(peer.locators);
+        p.pack(std::string_view("node"));
+        p.pack(peer.node);
+        p.pack(std::string_view("session"));
+        p.pack(peer.session);
+        p.pack(std::string_view("host"));
+        p.pack(peer.host);
+        p.pack(std::string_view("pid"));
+        p.pack(peer.pid);
+        p.pack(std::string_view("stats"));
         if (e.stats)
-            wire::pack_stats(pk, *e.stats);
+            proto::pack_stats(p, *e.stats);
         else
-            pk.pack_nil();
-        pk.pack(std::string_view("stats_age_ms"));
+            p.pack_nil();
+        p.pack(std::string_view("stats_age_ms"));
         if (e.stats)
-            pk.pack(static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - e.stats_at).count()));
+            p.pack(static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - e.stats_at).count()));
         else
-            pk.pack_nil();
+            p.pack_nil();
     };
     struct Conflict {
         const TopicKey* key;
         std::vector<std::string> types;
     };
     std::vector<Conflict> conflicts;
+    std::size_t index = 0, next = 0;
     for (bool service : {false, true}) {
+        msgpack::sbuffer body;
+        msgpack::packer<msgpack::sbuffer> bp(body);
         std::uint32_t n = 0;
-        for (const auto& [k, ids] : topics) n += k.service == service ? 1 : 0;
-        w.key(service ? "services" : "topics");
-        pk.pack_array(n);
-        for (const auto& [k, ids] : topics) {
+        for (const auto& [k, t] : topics) {
             if (k.service != service) continue;
+            if (only && k.name != *only) continue;
+            const std::size_t i = index++;
+            if (i < offset || n >= limit) continue;
+            if (next != 0 || w.size() + body.size() > list_page_bytes) {
+                if (next == 0) next = i;
+                continue;
+            }
             std::vector<const Entity*> producers, consumers;
             std::vector<std::string> types;
-            for (auto id : ids) {
+            for (const auto& [order, id] : t.by_order) {
                 const auto& e = entities.at(id);
-                (wire::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
-                if (!is_wildcard_type(e.reg.type_name) &&
-                    std::find(types.begin(), types.end(), e.reg.type_name) == types.end())
-                    types.push_back(e.reg.type_name);
+                (proto::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
             }
+            for (const auto& [type, count] : t.types) types.push_back(type);
             const std::string type = !producers.empty() ? producers.front()->reg.type_name : consumers.front()->reg.type_name;
             if (types.size() > 1) conflicts.push_back({&k, types});
-            pk.pack_map(5);
-            pk.pack(std::string_view("name"));
-            pk.pack(k.name);
-            pk.pack(std::string_view("type"));
-            pk.pack(type);
-            pk.pack(std::string_view("types"));
-            pk.pack(types);
-            pk.pack(std::string_view(service ? "servers" : "publishers"));
-            pk.pack_array(static_cast<std::uint32_t>(producers.size()));
-            for (auto* e : producers) pack_entity(*e);
-            pk.pack(std::string_view(service ? "clients" : "subscribers"));
-            pk.pack_array(static_cast<std::uint32_t>(consumers.size()));
-            for (auto* e : consumers) pack_entity(*e);
+            bp.pack_map(5);
+            bp.pack(std::string_view("name"));
+            bp.pack(k.name);
+            bp.pack(std::string_view("type"));
+            bp.pack(type);
+            bp.pack(std::string_view("types"));
+            bp.pack(types);
+            bp.pack(std::string_view(service ? "servers" : "publishers"));
+            bp.pack_array(static_cast<std::uint32_t>(producers.size()));
+            for (auto* e : producers) pack_entity(bp, *e);
+            bp.pack(std::string_view(service ? "clients" : "subscribers"));
+            bp.pack_array(static_cast<std::uint32_t>(consumers.size()));
+            for (auto* e : consumers) pack_entity(bp, *e);
+            ++n;
         }
+        w.key(service ? "services" : "topics");
+        pk.pack_array(n);
+        w.append_raw(body.data(), body.size());
     }
+    w.kv("next", static_cast<std::uint64_t>(next));
     w.key("conflicts");
     pk.pack_array(static_cast<std::uint32_t>(conflicts.size()));
     for (const auto& c : conflicts) {
@@ -726,25 +1066,18 @@ void Core::Impl::write_list(wire::Writer& w) const {
         std::lock_guard<std::mutex> lock(mutex);
         c = counters;
     }
-    pk.pack_map(9);
-    pk.pack(std::string_view("malformed_datagrams"));
-    pk.pack(c.malformed_datagrams);
-    pk.pack(std::string_view("malformed_messages"));
-    pk.pack(c.malformed_messages);
-    pk.pack(std::string_view("queries_answered"));
-    pk.pack(c.queries_answered);
-    pk.pack(std::string_view("other_key_queries"));
-    pk.pack(c.other_key_queries);
-    pk.pack(std::string_view("duplicate_cores"));
-    pk.pack(c.duplicate_cores);
-    pk.pack(std::string_view("leases_expired"));
-    pk.pack(c.leases_expired);
-    pk.pack(std::string_view("dead_processes"));
-    pk.pack(c.dead_processes);
-    pk.pack(std::string_view("type_conflicts"));
-    pk.pack(c.type_conflicts);
-    pk.pack(std::string_view("duplicate_instances"));
-    pk.pack(static_cast<std::uint64_t>(duplicates.size()));
+    const std::pair<const char*, std::uint64_t> fields[] = {
+        {"malformed_datagrams", c.malformed_datagrams}, {"malformed_messages", c.malformed_messages},
+        {"queries_answered", c.queries_answered},       {"other_key_queries", c.other_key_queries},
+        {"duplicate_cores", c.duplicate_cores},         {"leases_expired", c.leases_expired},
+        {"dead_processes", c.dead_processes},           {"type_conflicts", c.type_conflicts},
+        {"duplicate_instances", duplicates.size()},     {"refused", c.refused},
+        {"auth_failures", c.auth_failures},             {"connections_closed", c.connections_closed}};
+    pk.pack_map(static_cast<std::uint32_t>(std::size(fields)));
+    for (const auto& [name, value] : fields) {
+        pk.pack(std::string_view(name));
+        pk.pack(value);
+    }
 }
 
 // ---- the loop ------------------------------------------------------------------------
@@ -756,9 +1089,10 @@ int Core::Impl::run() {
     Clock::time_point next_announce = started;
     Clock::time_point next_lease_check = now;
     Clock::time_point next_pid_check = now;
+    Clock::time_point next_reap = now;
     const Clock::time_point warm_until = started + opt.lease;
 
-    while (!stopping && gecko::ok()) {
+    while (!stopping) {
         now = Clock::now();
         if (sender && now >= next_announce) {
             announce();
@@ -771,7 +1105,7 @@ int Core::Impl::run() {
             log.info("warm-up over: table complete with " + std::to_string(sessions.size()) + " nodes and " +
                      std::to_string(entities.size()) + " entities");
             for (const auto& [id, e] : entities)
-                if (!wire::is_producer(e.reg.kind)) push_peers(id);
+                if (watched_kind(e.reg.kind)) push_full(id);
         }
         if (now >= next_lease_check) {
             std::vector<std::uint64_t> expired;
@@ -793,12 +1127,19 @@ int Core::Impl::run() {
             }
             next_pid_check = now + opt.pid_check_period;
         }
-        auto wake = std::min({next_lease_check, next_pid_check, now + milliseconds(100), door->tick(now)});
+        if (now >= next_reap) {
+            reap_connections(now);
+            limiter.flush(now, [&](const std::string& reason, std::uint64_t held) {
+                log.info(std::to_string(held) + " more '" + reason + "' lines held back (the counters in `gecko list` have them)");
+            });
+            next_reap = now + milliseconds(1000);
+        }
+        auto wake = std::min({next_lease_check, next_pid_check, next_reap, now + milliseconds(100), door->tick(now)});
         holds_door = door->holding();
         if (sender) wake = std::min(wake, next_announce);
         if (warm) wake = std::min(wake, warm_until);
 
-        zmq::pollitem_t items[4] = {};
+        zmq::pollitem_t items[5] = {};
         std::size_t n = 0;
         items[n++] = {router->handle(), 0, ZMQ_POLLIN, 0};
         const std::size_t listener_at = listener ? n : 0;
@@ -807,6 +1148,8 @@ int Core::Impl::run() {
         if (door_at) items[n++] = {door->door_socket(), 0, ZMQ_POLLIN, 0};
         const std::size_t link_at = door->link_socket() ? n : 0;
         if (link_at) items[n++] = {door->link_socket(), 0, ZMQ_POLLIN, 0};
+        const std::size_t monitor_at = monitor ? n : 0;
+        if (monitor) items[n++] = {monitor->handle(), 0, ZMQ_POLLIN, 0};
         try {
             zmq::poll(items, n, std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(wake - Clock::now())));
         } catch (const zmq::error_t& e) {
@@ -814,10 +1157,15 @@ int Core::Impl::run() {
             log.error(std::string("poll failed: ") + e.what());
             return 1;
         }
+        if (monitor_at && (items[monitor_at].revents & ZMQ_POLLIN)) on_monitor(Clock::now());
         if (items[0].revents & ZMQ_POLLIN) on_router();
         if (listener_at && (items[listener_at].revents & ZMQ_POLLIN)) on_datagrams();
         if (door_at && (items[door_at].revents & ZMQ_POLLIN)) door->on_door(Clock::now());
         if (link_at && (items[link_at].revents & ZMQ_POLLIN)) door->on_link();
+    }
+    if (monitor) {
+        zmq_socket_monitor(router->handle(), nullptr, 0);
+        monitor.reset();
     }
     return 0;
 }

@@ -3,10 +3,12 @@
 // CoreOptions, runs gecko::core::Core. Exit codes: 0 ok, 1 runtime failure, 2 usage error.
 #include "geckocore/core.hpp"
 
-#include "discovery/discovery_client.hpp"  // parse_multicast
 #include "gecko/error.hpp"
-#include "gecko/signals.hpp"
+#include "gecko/options.hpp"
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -14,94 +16,65 @@
 
 namespace {
 
-const char* const usage =
-    "usage: geckocore [--key KEY] [options]\n"
-    "\n"
-    "The discovery daemon for one key (one robot, one simulation). Nodes find it by\n"
-    "UDP multicast, or through GECKO_CORE=host:port where multicast does not work.\n"
-    "\n"
-    "  --key KEY              the key to serve (default: $GECKO_KEY; required)\n"
-    "  --multicast GROUP:PORT multicast group shared by all keys (default 239.255.71.67:7650,\n"
-    "                         or $GECKO_MULTICAST)\n"
-    "  --ttl N                multicast TTL (default 1: this subnet)\n"
-    "  --interface IF         interface name or IPv4 address for multicast (default: any,\n"
-    "                         or $GECKO_INTERFACE)\n"
-    "  --listen ENDPOINT      this core's ZeroMQ endpoint (default tcp://0.0.0.0:*, a free\n"
-    "                         port; multicast tells nodes which)\n"
-    "  --door PORT            the host door's tcp port (default 7651; 0: none): the first core\n"
-    "                         on a host holds it and sends GECKO_CORE=host users to the core\n"
-    "                         of their key; the others register with it and take it over\n"
-    "  --no-multicast         unicast only (also $GECKO_NO_MULTICAST=1)\n"
-    "  --lease MS             drop a node silent for MS milliseconds (default 3000)\n"
-    "  --help                 this text\n"
-    "\n"
-    "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 runtime failure, 2 usage error.\n";
+std::atomic<gecko::core::Core*> running{nullptr};
 
-int usage_error(const std::string& message) {
-    std::fprintf(stderr, "geckocore: %s\n%s", message.c_str(), usage);
-    return 2;
+extern "C" void on_signal(int sig) {
+    if (auto* core = running.load()) core->stop();  // an atomic store: async-signal-safe
+    signal(sig, SIG_DFL);                            // a second signal ends the process
 }
 
-bool parse_int(const std::string& text, long min, long max, long& out) {
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9) return false;
-    out = std::stol(text);
-    return out >= min && out <= max;
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     gecko::core::CoreOptions options;
-    if (const char* v = std::getenv("GECKO_KEY")) options.key = v;
-    if (const char* v = std::getenv("GECKO_MULTICAST"); v && *v) {
-        if (!gecko::detail::parse_multicast(v, options.multicast_group, options.multicast_port))
-            return usage_error(std::string("GECKO_MULTICAST='") + v + "' is not GROUP[:PORT]");
-    }
-    if (const char* v = std::getenv("GECKO_INTERFACE")) options.interface = v;
-    if (const char* v = std::getenv("GECKO_NO_MULTICAST"); v && *v && std::string(v) != "0") options.multicast = false;
-
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= argc) return false;
-            out = argv[++i];
-            return true;
-        };
-        std::string v;
-        long n = 0;
-        if (arg == "--help" || arg == "-h") {
-            std::fputs(usage, stdout);
-            return 0;
-        } else if (arg == "--key") {
-            if (!value(v) || v.empty()) return usage_error("--key needs a value");
-            options.key = v;
-        } else if (arg == "--multicast") {
-            if (!value(v) || !gecko::detail::parse_multicast(v, options.multicast_group, options.multicast_port))
-                return usage_error("--multicast needs GROUP[:PORT] with GROUP in 224.0.0.0/4");
-        } else if (arg == "--ttl") {
-            if (!value(v) || !parse_int(v, 0, 255, n)) return usage_error("--ttl needs 0..255");
-            options.ttl = static_cast<int>(n);
-        } else if (arg == "--interface") {
-            if (!value(v)) return usage_error("--interface needs a name or an address");
-            options.interface = v;
-        } else if (arg == "--listen") {
-            if (!value(v) || v.empty()) return usage_error("--listen needs an endpoint, e.g. tcp://0.0.0.0:7651");
-            options.listen = v;
-        } else if (arg == "--door") {
-            if (!value(v) || !parse_int(v, 0, 65535, n)) return usage_error("--door needs a tcp port (0..65535; 0: no door)");
-            options.door_port = static_cast<std::uint16_t>(n);
-        } else if (arg == "--no-multicast") {
-            options.multicast = false;
-        } else if (arg == "--lease") {
-            if (!value(v) || !parse_int(v, 100, 3600000, n)) return usage_error("--lease needs milliseconds (100..3600000)");
-            options.lease = std::chrono::milliseconds(n);
-        } else {
-            return usage_error("unknown argument '" + arg + "'");
+    options.key = env("GECKO_KEY");
+    if (const auto v = env("GECKO_MULTICAST"); !v.empty()) {
+        if (const auto why = gecko::parse_multicast(v, options.multicast_group, options.multicast_port); !why.empty()) {
+            std::fprintf(stderr, "geckocore: GECKO_MULTICAST='%s': %s\n", v.c_str(), why.c_str());
+            return 2;
         }
     }
-    if (options.key.empty()) return usage_error("no key: pass --key KEY or set GECKO_KEY");
+    options.interface = env("GECKO_INTERFACE");
+    if (const auto v = env("GECKO_NO_MULTICAST"); !v.empty() && v != "0") options.multicast = false;
 
-    gecko::install_signal_handlers();
+    gecko::OptionParser args("geckocore",
+                             "the discovery daemon for one key (one robot, one simulation). Nodes find it by UDP\n"
+                             "multicast, or through GECKO_CORE=host where multicast does not work.");
+    bool no_multicast = false;
+    long long lease_ms = options.lease.count(), hello_ms = options.hello_timeout.count();
+    args.text("--key", options.key, "KEY", "the key to serve (GECKO_KEY); required").alias("-k");
+    args.custom("--multicast", "GROUP:PORT", "multicast group shared by all keys (default 239.255.71.67:7650)",
+                [&](const std::string& v) { return gecko::parse_multicast(v, options.multicast_group, options.multicast_port); });
+    args.integer("--ttl", options.ttl, 0, 255, "N", "multicast TTL (default 1: this subnet)");
+    args.text("--interface", options.interface, "IF", "interface name or IPv4 address for multicast (GECKO_INTERFACE)");
+    args.text("--listen", options.listen, "ENDPOINT", "this core's ZeroMQ endpoint (default tcp://0.0.0.0:*, a free port)");
+    args.integer("--door", options.door_port, 0, 65535, "PORT",
+                 "the host door's tcp port (default 7651; 0: none): the first core on a host holds it and sends "
+                 "GECKO_CORE=host users to the core of their key");
+    args.flag("--no-multicast", no_multicast, "unicast only (GECKO_NO_MULTICAST=1)");
+    args.integer("--lease", lease_ms, 100, 3600000, "MS", "drop a node silent for MS milliseconds (default 3000)");
+    args.integer("--max-entities-per-node", options.max_entities_per_session, 1, 1000000, "N",
+                 "entities one node may register (default 4096)");
+    args.integer("--max-sessions-per-host", options.max_sessions_per_host, 1, 1000000, "N",
+                 "nodes one host may register (default 1024)");
+    args.integer("--max-types-per-topic", options.max_types_per_topic, 1, 4096, "N",
+                 "distinct types one topic may carry (default 16)");
+    args.integer("--hello-timeout", hello_ms, 100, 3600000, "MS",
+                 "close a connection that has not said hello by then (default 10000)");
+    args.parse_or_exit(argc, argv);
+    if (no_multicast) options.multicast = false;
+    options.lease = std::chrono::milliseconds(lease_ms);
+    options.hello_timeout = std::chrono::milliseconds(hello_ms);
+    if (options.key.empty()) {
+        std::fprintf(stderr, "geckocore: no key: pass --key KEY or set GECKO_KEY (--help lists the options)\n");
+        return 2;
+    }
+
     try {
         gecko::core::Core core(options);
         std::cout << "geckocore: key '" << options.key << "' instance " << core.instance() << " listening on "
@@ -117,7 +90,15 @@ int main(int argc, char** argv) {
         else
             std::cout << ", registering with the host door on tcp port " << options.door_port;
         std::cout << std::endl;
-        return core.run();
+        running = &core;
+        struct sigaction action {};
+        action.sa_handler = on_signal;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, nullptr);
+        sigaction(SIGTERM, &action, nullptr);
+        const int rc = core.run();
+        running = nullptr;
+        return rc;
     } catch (const gecko::Error& e) {
         std::fprintf(stderr, "geckocore: %s\n", e.what());
         return e.code() == gecko::Errc::invalid_argument ? 2 : 1;

@@ -34,10 +34,6 @@ using gecko::test::SpawnOptions;
 
 namespace {
 
-std::string unique_inproc(const std::string& what) {
-    static std::atomic<int> counter{0};
-    return "inproc://gateway-test-" + what + "-" + std::to_string(counter++);
-}
 
 // A Click client as Click's own clients are: one REQ socket, one frame per
 // message. Unlike them it has a receive timeout, so that a missing reply fails
@@ -125,7 +121,7 @@ struct ClickClient {
 
 /// The demo simulation (gecko-sim's scene) served by a SimulationServer on a
 /// thread of its own, and a Gateway in front of it on another, all in this
-/// process, wired by inproc endpoints (discovery off). Click clients reach the
+/// process, their nodes linked by hand (discovery off). Click clients reach the
 /// gateway over tcp loopback.
 struct InProcessRig {
     static gecko::Node node(const std::string& name) {
@@ -139,8 +135,6 @@ struct InProcessRig {
     gecko::Node sim_node = node("sim");
     gecko::Node gateway_node = node("gateway");
     gecko::sim::ClickBackend backend{gecko::sim::SceneConfig::demo()};
-    std::string answer_endpoint = unique_inproc("answer");
-    std::string request_endpoint = unique_inproc("request");
     std::unique_ptr<gecko::click::SimulationServer> server;
     std::unique_ptr<gecko::click::Gateway> gateway;
     std::atomic<bool> running{true};
@@ -149,8 +143,10 @@ struct InProcessRig {
     std::exception_ptr gateway_failure;
 
     explicit InProcessRig(const std::string& simulation = "sim") {
+        // Linked both ways by hand (requests one way, answers the other).
+        sim_node.connect(gateway_node.locators().front());
+        gateway_node.connect(sim_node.locators().front());
         gecko::click::SimulationServerOptions so;
-        so.answer_publisher.endpoints = {answer_endpoint};
         server = std::make_unique<gecko::click::SimulationServer>(sim_node, "sim", backend, so);
         sim_thread = std::thread([this] {
             while (running && server->spin_once(5ms)) {
@@ -160,12 +156,9 @@ struct InProcessRig {
         gecko::click::GatewayOptions go;
         go.bind = "tcp://127.0.0.1:*";
         go.simulation = simulation;
-        go.controller.request_publisher.endpoints = {request_endpoint};
-        go.controller.answer_subscriber.endpoints = {answer_endpoint};
         go.controller.timeout = 3000ms;
         go.controller.connect_timeout = simulation == "sim" ? 3000ms : 300ms;
         gateway = std::make_unique<gecko::click::Gateway>(gateway_node, go);
-        if (simulation == "sim") server->connect(request_endpoint);
         gateway_thread = std::thread([this] {
             try {
                 gateway->run([this] { return running.load(); });

@@ -64,6 +64,7 @@ gecko::core::CoreOptions core_options(const std::string& key) {
     o.key = key;
     o.multicast_port = gecko::test::test_multicast_port();
     o.listen = "tcp://127.0.0.1:*";
+    o.door_port = 0;  // the machine's door is not the tests' to take
     o.lease = 1000ms;
     return o;
 }
@@ -75,6 +76,7 @@ DiscoveryOptions client_options(const std::string& key, const std::string& node,
     o.multicast = false;
     o.core = core.endpoint();
     o.lease = 1000ms;
+    o.locators = {"tcp://0.0.0.0:30000", "ipc:///tmp/gecko-core-test-" + node + ".sock"};
     return o;
 }
 
@@ -84,7 +86,6 @@ Registration reg(std::uint64_t id, EntityKind kind, const std::string& topic, co
     r.kind = kind;
     r.topic = topic;
     r.type_name = type;
-    if (kind == EntityKind::publisher || kind == EntityKind::server) r.endpoints = {"tcp://0.0.0.0:" + std::to_string(30000 + id)};
     return r;
 }
 
@@ -115,7 +116,10 @@ TEST_CASE("an in-process core matches publishers and subscribers in any order", 
         // Same boot and mount namespace: the subscriber may use the publisher's ipc endpoint.
         CHECK(!p.host_id.empty());
         CHECK(p.host_id == net::host_id());
-        CHECK(p.reg.endpoints.at(0).find("0.0.0.0") == std::string::npos);  // rewritten before registration
+        REQUIRE(p.locators.size() == 2);
+        CHECK(p.locators.at(0).find("0.0.0.0") == std::string::npos);  // rewritten before registration
+        CHECK(p.locators.at(1) == "ipc:///tmp/gecko-core-test-pub.sock");
+        CHECK(p.session == pub.session());
         CHECK(core.wait_until_registered("imu", 2, 2s));
     }
     // The publisher's client said goodbye: the subscriber hears at once, not after a lease.

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // fake_node: a node made of a DiscoveryClient only, driven by tests.
 // Options: --key K --node N [--core ADDR] [--no-multicast] [--multicast G:P] [--lease MS] [--find-timeout MS]
+//          [--locator L] (the node's locator, registered in its hello; default tcp://0.0.0.0:9, rewritten when sent)
 // (the environment is read first, as DiscoveryOptions::from_env()).
 // Commands on stdin, one per line:
-//   pub|server ID TOPIC TYPE [ENDPOINT]   register (endpoint default tcp://0.0.0.0:<40000 + ID % 20000>)
-//   sub|client ID TOPIC TYPE              register and watch
+//   pub|server ID TOPIC TYPE               register
+//   sub|client ID TOPIC TYPE               register and watch (servers watch too: their clients)
 //   remove ID | stats ID MPS | endpoint BOUND | describe | quit
 // Output on stdout, one event per line:
-//   ready SESSION | core INSTANCE | lost | peers ID N [PEER_ID@NODE@ENDPOINT ...] | error ID MESSAGE
+//   ready SESSION | core INSTANCE | lost | peers ID N [PEER_ID@NODE@LOCATOR ...] | error ID MESSAGE
 //   endpoint REWRITTEN | attempts TEXT | ok COMMAND
 #include "discovery/discovery_client.hpp"
 
@@ -46,11 +47,13 @@ int main(int argc, char** argv) {
         else if (a == "--multicast") parse_multicast(v, o.multicast_group, o.multicast_port);
         else if (a == "--lease") o.lease = std::chrono::milliseconds(std::stol(v));
         else if (a == "--find-timeout") o.find_timeout = std::chrono::milliseconds(std::stol(v));
+        else if (a == "--locator") o.locators.push_back(v);
         else {
             std::fprintf(stderr, "fake_node: unknown option %s\n", a.c_str());
             return 2;
         }
     }
+    if (o.locators.empty()) o.locators.push_back("tcp://0.0.0.0:9");
     DiscoveryClient client(o);
     client.on_error([](std::uint64_t id, const std::string& m) { say("error " + std::to_string(id) + " " + m); });
     say("ready " + std::to_string(client.session()));
@@ -90,18 +93,13 @@ int main(int argc, char** argv) {
                          : cmd == "sub" ? EntityKind::subscriber
                          : cmd == "server" ? EntityKind::server
                                            : EntityKind::client;
-                std::string ep;
-                if (r.kind == EntityKind::publisher || r.kind == EntityKind::server) {
-                    if (!(in >> ep)) ep = "tcp://0.0.0.0:" + std::to_string(40000 + r.id % 20000);
-                    r.endpoints.push_back(ep);
-                }
                 client.add(r);
-                if (r.kind == EntityKind::subscriber || r.kind == EntityKind::client) {
+                if (r.kind != EntityKind::publisher) {
                     const auto id = r.id;
                     client.watch(id, [id](const std::vector<Peer>& peers) {
                         std::string s = "peers " + std::to_string(id) + " " + std::to_string(peers.size());
                         for (const auto& p : peers)
-                            s += " " + std::to_string(p.reg.id) + "@" + p.node + "@" + (p.reg.endpoints.empty() ? "-" : p.reg.endpoints[0]);
+                            s += " " + std::to_string(p.reg.id) + "@" + p.node + "@" + (p.locators.empty() ? "-" : p.locators[0]);
                         say(s);
                     });
                 }

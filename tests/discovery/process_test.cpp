@@ -256,9 +256,9 @@ TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignore
                                std::string(3000, '\x90')};
     for (const auto& b : bad) REQUIRE(net::send_to(sock.get(), group, b.data(), b.size()).empty());
     // A well-formed query without a key is malformed too; one for another key is merely ignored.
-    wire::Writer nokey("query", 0);
+    proto::Writer nokey("query", 0);
     REQUIRE(net::send_to(sock.get(), group, nokey.data(), nokey.size()).empty());
-    wire::Writer other("query", 1);
+    proto::Writer other("query", 1);
     other.kv("key", key + "-someone-else");
     REQUIRE(net::send_to(sock.get(), group, other.data(), other.size()).empty());
 
@@ -269,10 +269,10 @@ TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignore
     dealer.send(zmq::str_buffer("not msgpack"), zmq::send_flags::none);
     dealer.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
     dealer.send(zmq::str_buffer("frames"), zmq::send_flags::none);
-    wire::Writer add_without_hello("add", 1);
+    proto::Writer add_without_hello("add", 1);
     add_without_hello.kv("s", std::uint64_t{42});
     dealer.send(zmq::const_buffer(add_without_hello.data(), add_without_hello.size()), zmq::send_flags::none);
-    wire::Writer unknown_type("frobnicate", 0);
+    proto::Writer unknown_type("frobnicate", 0);
     dealer.send(zmq::const_buffer(unknown_type.data(), unknown_type.size()), zmq::send_flags::none);
     // Each gets an answer (error or unknown), and the core stays up.
     int answers = 0;

@@ -58,7 +58,7 @@ TEST_CASE("DiscoveryOptions::from_env reads the GECKO_ variables", "[discovery][
 TEST_CASE("malformed input is rejected with a reason, never a crash", "[discovery][wire]") {
     std::string why;
     const char garbage[] = "\xc1\xff\x00garbage";
-    CHECK_FALSE(wire::Message::parse(garbage, sizeof garbage, &why));
+    CHECK_FALSE(proto::Message::parse(garbage, sizeof garbage, &why));
     CHECK_FALSE(why.empty());
     // Truncated map, a non-map, a map without v/t, a wrong version.
     msgpack::sbuffer b;
@@ -66,19 +66,19 @@ TEST_CASE("malformed input is rejected with a reason, never a crash", "[discover
     pk.pack_map(3);
     pk.pack(std::string("v"));
     pk.pack(1);
-    CHECK_FALSE(wire::Message::parse(b.data(), b.size(), &why));
+    CHECK_FALSE(proto::Message::parse(b.data(), b.size(), &why));
     msgpack::sbuffer b2;
     msgpack::pack(b2, std::vector<int>{1, 2, 3});
-    CHECK_FALSE(wire::Message::parse(b2.data(), b2.size(), &why));
+    CHECK_FALSE(proto::Message::parse(b2.data(), b2.size(), &why));
     CHECK(why == "not a msgpack map");
-    wire::Writer other("hello", 0);
+    proto::Writer other("hello", 0);
     std::string bytes = other.str();
-    bytes[bytes.find('\x01')] = '\x07';  // v: 1 -> 7
-    CHECK_FALSE(wire::Message::parse(bytes.data(), bytes.size(), &why));
+    bytes[bytes.find('\x02')] = '\x07';  // v: 2 -> 7
+    CHECK_FALSE(proto::Message::parse(bytes.data(), bytes.size(), &why));
     CHECK(why.find("version 7") != std::string::npos);
     // A huge declared array length must not allocate.
     const char huge[] = "\xdd\xff\xff\xff\xff";
-    CHECK_FALSE(wire::Message::parse(huge, sizeof huge - 1, &why));
+    CHECK_FALSE(proto::Message::parse(huge, sizeof huge - 1, &why));
 }
 
 TEST_CASE("a peer survives a round trip through the wire format", "[discovery][wire]") {
@@ -87,31 +87,37 @@ TEST_CASE("a peer survives a round trip through the wire format", "[discovery][w
     p.reg.kind = EntityKind::server;
     p.reg.topic = "arm/move";
     p.reg.type_name = "gecko.msgs.Goal->gecko.msgs.Result";
-    p.reg.endpoints = {"tcp://10.0.0.2:41234", "ipc:///tmp/gecko/x.sock"};
+    p.reg.latched = true;
+    p.locators = {"tcp://10.0.0.2:41234", "ipc:///tmp/gecko/x.sock"};
+    p.session = 77;
+    p.pid_ns = "pid:[4026531836]";
     p.node = "planner";
     p.host = "robot";
     p.host_id = "8f3c0c1e-boot/mnt:[4026531841]";
     p.pid = 4242;
-    wire::Writer w("peers", 1);
+    proto::Writer w("peers", 1);
     w.key("peer");
-    wire::pack_peer(w.packer(), p);
-    const auto m = wire::Message::parse(w.data(), w.size(), nullptr);
+    proto::pack_peer(w.packer(), p);
+    const auto m = proto::Message::parse(w.data(), w.size(), nullptr);
     REQUIRE(m);
     CHECK(m->type() == "peers");
-    const auto back = wire::read_peer(*wire::find(m->root(), "peer"));
+    const auto back = proto::read_peer(*proto::find(m->root(), "peer"));
     REQUIRE(back);
     CHECK(back->reg.id == p.reg.id);
     CHECK(back->reg.kind == p.reg.kind);
     CHECK(back->reg.topic == p.reg.topic);
     CHECK(back->reg.type_name == p.reg.type_name);
-    CHECK(back->reg.endpoints == p.reg.endpoints);
+    CHECK(back->reg.latched);
+    CHECK(back->locators == p.locators);
+    CHECK(back->session == 77);
+    CHECK(back->pid_ns == p.pid_ns);
     CHECK(back->node == "planner");
     CHECK(back->host == "robot");
     CHECK(back->host_id == p.host_id);
     CHECK(back->pid == 4242);
 }
 
-TEST_CASE("wildcard tcp endpoints are rewritten to a reachable address, others kept", "[discovery][endpoint]") {
+TEST_CASE("wildcard tcp locators are rewritten to a reachable address, others kept", "[discovery][endpoint]") {
     DiscoveryOptions o;
     o.key = "endpoint-test";
     o.multicast = false;  // no core: the rewrite must not need one

@@ -51,13 +51,13 @@ echo "ok: add_server <- add_client, 3 calls"
 # pub_lidar_compressed + gecko echo: one compressed 2,000-point sweep.
 background pub_lidar "$bin/pub_lidar_compressed" --key "$key"
 run echo_scan "$bin/gecko" echo --key "$key" scan --count 1
-expect_lines echo_scan.out 1 '^--- scan #[0-9]+ from lidar_driver@.*\(gecko\.msgs\.Lidar, [0-9.]+ KiB compressed\)$'
+expect_lines echo_scan.out 1 '^--- scan #[0-9]+ from lidar_driver@.*\(gecko\.msgs\.Lidar, [0-9.]+ KiB payload, [0-9.]+ KiB on the wire compressed\)$'
 expect_lines echo_scan.out 1 '^ranges: \[4\.0, .*\.\.\. \+1968 more\]$'
 echo "ok: pub_lidar_compressed -> gecko echo, compressed sweep of 2000 points"
 
 # Usage: --help prints the node options and exits 0; no key is a usage error (2), said plainly.
 run help "$bin/sub_imu" --help
-expect_lines help.out 1 '^  --key KEY '
+expect_lines help.out 1 '^  -k, --key KEY '
 set +e
 env -u GECKO_KEY "$bin/sub_imu" >"$logs/nokey.out" 2>"$logs/nokey.err"
 status=$?

@@ -1,6 +1,6 @@
 // gecko_test_node: a publisher or subscriber process driven by the integration
 // tests. It prints one line per event so tests can await them:
-//   pub: "ready ENDPOINT..." (the endpoints it bound, ports resolved: give it
+//   pub: "ready LOCATOR..." (the locators its node bound, ports resolved: give it
 //        --endpoint tcp://127.0.0.1:* and read the port here), then "published N" when done
 //   sub: "ready", "recv VALUE seq SEQ", then "stats received=.. drops=.. mismatches=.."
 // Usage:
@@ -55,11 +55,9 @@ std::string show(const T& m) {
 
 template <class T>
 int publish(gecko::Node& node, const Args& a) {
-    gecko::PublisherOptions po;
-    po.endpoints = a.endpoints;
-    auto pub = node.publisher<T>(a.topic, po);
+    auto pub = node.publisher<T>(a.topic);
     std::string ready = "ready";
-    for (const auto& e : pub.endpoints()) ready += " " + e;
+    for (const auto& e : node.locators()) ready += " " + e;
     std::printf("%s\n", ready.c_str());
     std::fflush(stdout);
     if (a.wait_subs > 0 && !pub.wait_for_subscribers(static_cast<std::size_t>(a.wait_subs), std::chrono::milliseconds(a.timeout_ms))) {
@@ -83,7 +81,6 @@ int publish(gecko::Node& node, const Args& a) {
 template <class T>
 int subscribe(gecko::Node& node, const Args& a) {
     gecko::SubscriberOptions so;
-    so.endpoints = a.endpoints;
     so.depth = 1000;
     auto sub = node.subscriber<T>(a.topic, so);
     std::printf("ready\n");
@@ -115,7 +112,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: gecko_test_node pub|sub --topic T ...\n");
         return 2;
     }
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "test_" + a.role));
+    auto options = gecko::NodeOptions::from_args(argc, argv, "test_" + a.role);
+    // --endpoint: what a publisher binds, what a subscriber connects to.
+    (a.role == "pub" ? options.listen : options.peers) = a.endpoints;
+    gecko::Node node(options);
     const bool ints = a.type == "int";
     if (a.role == "pub") return ints ? publish<gecko::msgs::Int64>(node, a) : publish<gecko::msgs::String>(node, a);
     return ints ? subscribe<gecko::msgs::Int64>(node, a) : subscribe<gecko::msgs::String>(node, a);

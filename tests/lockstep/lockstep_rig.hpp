@@ -1,6 +1,6 @@
 // Fixtures for the lockstep tests: a SimulationServer spinning on its own
 // thread in this process, controllers wired to it by explicit inproc
-// endpoints (discovery off), and a backend that counts what it is asked to do.
+// links (discovery off), and a backend that counts what it is asked to do.
 #pragma once
 
 #include <gecko/click/controller.hpp>
@@ -22,11 +22,6 @@ namespace lockstep_test {
 using namespace std::chrono_literals;
 using gecko::msgs::click::ValueType;
 
-/// A fresh inproc endpoint name, unique within the process.
-inline std::string unique_inproc(const std::string& what) {
-    static std::atomic<int> counter{0};
-    return "inproc://lockstep-" + what + "-" + std::to_string(counter++);
-}
 
 /// Waits until `condition` holds or `timeout` passes (polling; bounded).
 inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 3000ms) {
@@ -124,19 +119,24 @@ inline gecko::Node make_node(const std::string& name) {
     return gecko::Node(options);
 }
 
+/// Links two nodes both ways (requests one way, answers the other), by hand: discovery is off.
+inline void link_both(gecko::Node& a, gecko::Node& b) {
+    a.connect(b.locators().front());
+    b.connect(a.locators().front());
+}
+
 /// A SimulationServer named "sim" on a thread of its own, over `backend`.
-/// Controllers made by controller() are wired to it by inproc endpoints.
+/// Controllers made by controller() live on a second node, linked to the first.
 struct Rig {
     gecko::Node node = make_node("sim");
     gecko::Node controller_node = make_node("ctl");
-    std::string answer_endpoint = unique_inproc("answer");
     std::unique_ptr<gecko::click::SimulationServer> server;
     std::thread thread;
     std::atomic<bool> quit{false};
     std::atomic<bool> over{false};
 
     explicit Rig(gecko::click::Backend& backend, gecko::click::SimulationServerOptions options = {}) {
-        options.answer_publisher.endpoints = {answer_endpoint};
+        link_both(node, controller_node);
         server = std::make_unique<gecko::click::SimulationServer>(node, "sim", backend, options);
         thread = std::thread([this] {
             while (!quit && server->spin_once(5ms)) {
@@ -151,22 +151,18 @@ struct Rig {
     Rig(const Rig&) = delete;
     Rig& operator=(const Rig&) = delete;
 
-    /// Options of a controller wired to this server (its own request endpoint).
+    /// Options of a controller of this server.
     gecko::click::ControllerOptions controller_options(const std::string& id = "") {
         gecko::click::ControllerOptions o;
         o.controller_id = id;
-        o.request_publisher.endpoints = {unique_inproc("request")};
-        o.answer_subscriber.endpoints = {answer_endpoint};
         o.timeout = 3000ms;
         o.connect_timeout = 3000ms;
         return o;
     }
 
-    /// A controller of this server; the server subscribes to its request endpoint.
+    /// A controller of this server, on the controller node.
     gecko::click::Controller controller(gecko::click::ControllerOptions o) {
-        gecko::click::Controller c(controller_node, "sim", o);
-        server->connect(o.request_publisher.endpoints.front());
-        return c;
+        return gecko::click::Controller(controller_node, "sim", o);
     }
     gecko::click::Controller controller(const std::string& id = "") { return controller(controller_options(id)); }
 
@@ -206,15 +202,10 @@ struct Rig {
         }
     };
     RawClient raw_client() {
-        const std::string endpoint = unique_inproc("raw-request");
-        gecko::PublisherOptions p;
-        p.endpoints = {endpoint};
         gecko::SubscriberOptions s;
-        s.endpoints = {answer_endpoint};
         s.depth = 1024;
-        RawClient c{controller_node.publisher<gecko::click::Request>(server->topics().request, p),
+        RawClient c{controller_node.publisher<gecko::click::Request>(server->topics().request),
                     controller_node.subscriber<gecko::click::Answer>(server->topics().answer, s)};
-        server->connect(endpoint);
         c.requests.wait_for_subscribers(1, 2000ms);
         return c;
     }

@@ -299,7 +299,7 @@ TEST_CASE("a controller restarted with the same id after ending its run drives t
         REQUIRE(first.step(arm_control(1.0, 0.0)).is_sensor());
         first.error("done");
     }
-    auto again = rig.controller_options();  // fresh endpoints, the same id
+    auto again = rig.controller_options();  // a new controller, the same id
     again.controller_id = "fixed-id";
     auto second = rig.controller(again);  // counts from request #1 again
     second.handshake();
@@ -332,10 +332,7 @@ TEST_CASE("answers for another controller or an older request are ignored", "[lo
     auto ctl = rig.controller("me");
     ctl.handshake();
     // An answer to someone else, and a late answer to an old request of ours, published on the answer topic.
-    gecko::PublisherOptions p;
-    p.endpoints = {unique_inproc("fake-answers")};
-    auto fake = rig.node.publisher<gecko::click::Answer>(ctl.topics().answer, p);
-    ctl.connect(p.endpoints.front());
+    auto fake = rig.node.publisher<gecko::click::Answer>(ctl.topics().answer);
     REQUIRE(fake.wait_for_subscribers(1, 2000ms));
     gecko::click::Answer other;
     other.controller_id = "someone-else";
@@ -500,7 +497,6 @@ TEST_CASE("a silent controller is taken over after takeover_after", "[lockstep][
 TEST_CASE("waiting for a simulation that is not there fails with a clear error", "[lockstep][refusal]") {
     auto node = make_node("alone");
     gecko::click::ControllerOptions o;
-    o.request_publisher.endpoints = {unique_inproc("nobody")};
     o.connect_timeout = 100ms;
     gecko::click::Controller ctl(node, "ghost", o);
     try {
@@ -515,14 +511,10 @@ TEST_CASE("waiting for a simulation that is not there fails with a clear error",
 TEST_CASE("a simulation that does not answer makes the call time out, naming the request", "[lockstep][refusal]") {
     // A subscriber on the request topic that never answers.
     auto node = make_node("mute");
-    const auto endpoint = unique_inproc("mute");
     gecko::click::ControllerOptions o;
-    o.request_publisher.endpoints = {endpoint};
     o.timeout = 150ms;
     gecko::click::Controller ctl(node, "mute", o);
-    gecko::SubscriberOptions s;
-    s.endpoints = {endpoint};
-    auto mute = node.subscriber<gecko::click::Request>("mute/click/request", s);
+    auto mute = node.subscriber<gecko::click::Request>("mute/click/request");
     try {
         ctl.handshake();
         FAIL("handshake() without an answer must throw");

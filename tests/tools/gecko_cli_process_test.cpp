@@ -175,7 +175,7 @@ TEST_CASE("gecko nodes, info and top --once describe the key", "[tools][process]
     CHECK(contains(info.out, "publishers (1):"));
     CHECK(contains(info.out, "imu_driver@"));
     CHECK(contains(info.out, pid));
-    CHECK(contains(info.out, "endpoints"));
+    CHECK(contains(info.out, "locators"));
 
     const auto missing = k.gecko({"info", "nope"});
     CHECK(missing.exit_code == 1);

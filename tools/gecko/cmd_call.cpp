@@ -4,7 +4,7 @@
 // (services register as "<request type>-><reply type>").
 #include <cstdio>
 
-#include <gecko/frame.hpp>
+#include <gecko/raw_publisher.hpp>
 #include <gecko/node.hpp>
 
 #include "cli.hpp"
@@ -23,7 +23,7 @@ std::string servers_of(const detail::QueryTopic& service) {
     std::string s;
     for (const auto& p : service.producers) {
         std::string eps;
-        for (const auto& e : p.peer.reg.endpoints) eps += (eps.empty() ? "" : ", ") + e;
+        for (const auto& e : p.peer.locators) eps += (eps.empty() ? "" : ", ") + e;
         s += (s.empty() ? "" : "; ") + where(p.peer) + (eps.empty() ? "" : " at " + eps);
     }
     return s;
@@ -70,7 +70,7 @@ int run_call(const Args& args) {
     Node node(connection.node);
     auto client = node.raw_client(name, request_type, reply_type);
     Buffer frame;
-    frame.resize(frame_header_size(request_type));
+    frame.resize(RawPublisher::frame_header_room());
     frame.write(reinterpret_cast<const char*>(request.data()), request.size());
     std::string out;
     try {

@@ -107,10 +107,13 @@ int run_echo(const Args& args) {
     TextOptions text;
     if (full) text.max_array = 0;
     auto last_lookup = std::chrono::steady_clock::now();
+    std::set<std::uint64_t> asked;
     auto publisher_name = [&](std::uint64_t id) -> std::string {
         auto it = names.find(id);
-        // A publisher that appeared since the last answer: ask again, at most every 2 s.
-        if (it == names.end() && std::chrono::steady_clock::now() - last_lookup > std::chrono::seconds(2)) {
+        // A publisher that appeared since the last answer: ask again, at once for
+        // an id not asked about yet, else at most every 2 s.
+        if (it == names.end() && (asked.insert(id).second ||
+                                  std::chrono::steady_clock::now() - last_lookup > std::chrono::seconds(2))) {
             last_lookup = std::chrono::steady_clock::now();
             try {
                 names = producer_names(query(connection), topic);

@@ -34,11 +34,12 @@ void print_entities(std::string& out, const char* title, const std::vector<detai
         t.add({"pid", std::to_string(p.pid)});
         t.add({"id", hex_id(p.reg.id)});
         t.add({"type", p.reg.type_name});
-        if (producer) {
+        {
             std::string eps;
-            for (const auto& ep : p.reg.endpoints) eps += (eps.empty() ? "" : ", ") + ep;
-            t.add({"endpoints", eps.empty() ? "-" : eps});
+            for (const auto& ep : p.locators) eps += (eps.empty() ? "" : ", ") + ep;
+            t.add({"node's locators", eps.empty() ? "-" : eps});
         }
+        if (p.reg.latched) t.add({"latched", "yes: replays its last message to late subscribers"});
         const char* doing = producer ? (service ? "serving" : "sending") : (service ? "calling" : "receiving");
         t.add({doing, e.stats ? describe_stats(*e.stats, producer) : "no report yet"});
         std::string rendered = t.render("    ");
@@ -60,7 +61,7 @@ int run_info(const Args& args) {
     std::string name;
     Parser parser("info", "TOPIC [options]",
                   "Everything the key's geckocore knows about one topic (or service): its type, and for each\n"
-                  "publisher and subscriber its node, host, pid, id, endpoints and latest reported figures;\n"
+                  "publisher and subscriber its node, host, pid, id, its node's locators and latest reported figures;\n"
                   "and the fields of its type (of its request and reply for a service), as `gecko type`.");
     parser.positional("TOPIC", "topic (or service) name", name).connection(connection);
     if (!parser.parse(args)) return exit_ok;

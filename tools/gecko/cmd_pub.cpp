@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-#include <gecko/frame.hpp>
+#include <gecko/raw_publisher.hpp>
 #include <gecko/node.hpp>
 #include <gecko/signals.hpp>
 #include <gecko/time.hpp>
@@ -45,10 +45,10 @@ std::set<std::string> declared_types(const detail::QueryResult& r, const std::st
 struct Sent {
     long messages = 0;
     std::size_t payload = 0, wire = 0;
-    void add(std::size_t payload_size, const std::string& type) {
+    void add(std::size_t payload_size, const std::string& /*type*/) {
         ++messages;
         payload += payload_size;
-        wire += frame_header_size(type) + payload_size;
+        wire += RawPublisher::frame_header_room() + payload_size;
     }
 };
 
@@ -137,11 +137,11 @@ int run_pub(const Args& args) {
     }
 
     install_signal_handlers();
-    Node node(connection.node);
-    PublisherOptions options;
-    options.linger = std::chrono::milliseconds(2000);  // the last message still goes out as the tool exits
-    if (lines) options.send_queue = 100000;            // a file is sent at once: queue it rather than drop
-    auto publisher = node.raw_publisher(topic, type, options);
+    NodeOptions node_options = connection.node;
+    node_options.linger = std::chrono::milliseconds(2000);  // the last message still goes out as the tool exits
+    if (lines) node_options.send_queue = 100000;            // a file is sent at once: queue it rather than drop
+    Node node(node_options);
+    auto publisher = node.raw_publisher(topic, type);
     const bool heard = publisher.wait_for_subscribers(1, std::chrono::milliseconds(static_cast<long>(wait_s * 1000)));
     if (!heard && wait_s > 0)
         std::fprintf(stderr, "gecko pub: no subscriber of '%s' connected within %g s; publishing anyway\n", topic.c_str(), wait_s);

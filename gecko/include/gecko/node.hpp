@@ -1,19 +1,35 @@
 #pragma once
 /// @file node.hpp
 /// The node: the explicit context every publisher, subscriber and service
-/// hangs off. A node belongs to one key (a robot, a simulation) and has a
+/// hangs off, and one *session* on the network, like a zenoh session or a DDS
+/// participant. A node belongs to one key (a robot, a simulation) and has a
 /// name. It finds the key's geckocore by itself; nobody types an address.
 ///
-/// Several nodes may live in one process (they share one ZeroMQ context, so
-/// `inproc://` endpoints work between them). Handles (Publisher, Subscriber,
-/// ...) keep what they need alive; destroy a handle to withdraw it.
+/// A node sends every message through one socket per transport and receives
+/// through one more; it keeps one link to each other node it talks to,
+/// whatever the number of topics, and the transport of that link is chosen
+/// once, from where the two nodes run (same process, same host, elsewhere).
+///
+/// Threads. A node runs one internal thread (its reactor: discovery, links,
+/// keeping queues fresh); ZeroMQ adds its own I/O thread, shared by every node
+/// of the process. Callbacks run on the thread that calls spin(), spin_once()
+/// or spin_in_background()'s thread, never on an internal one.
+///
+/// Lifetime. The node owns its entities: when it is destroyed, it withdraws
+/// them, and the handles (Publisher, Subscriber, ...) that outlive it become
+/// inert: receive() returns nothing at once, publish() and call() throw
+/// gecko::Error (Errc::closed), destroying them is always safe.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "gecko/graph.hpp"
 #include "gecko/log.hpp"
 #include "gecko/publisher.hpp"
 #include "gecko/service.hpp"
@@ -22,7 +38,12 @@
 namespace gecko {
 
 namespace detail {
-class NodeCore;
+class NodeImpl;
+}
+class OptionParser;
+class Node;
+namespace testing {
+void send_raw(Node& node, const void* bytes, std::size_t size);
 }
 
 /// Everything a node can be told. Every field has a default;
@@ -31,19 +52,45 @@ struct NodeOptions {
     std::string key;              ///< the namespace (GECKO_KEY); required
     std::string name;             ///< this node's name, shown by tools; default: the program name
     /// Find geckocore and register with it (GECKO_DISCOVERY=off disables).
-    /// Off: publishers and subscribers only use the endpoints given to them.
+    /// Off: the node reaches only the nodes given in `peers` or to connect().
     bool discovery = true;
     std::string core;             ///< explicit core address "host[:port]" (GECKO_CORE); used when multicast gets no answer
     std::string multicast;        ///< "GROUP:PORT" (GECKO_MULTICAST); empty: the default group
     std::string interface;        ///< interface address for multicast and tcp (GECKO_INTERFACE)
     bool multicast_enabled = true;///< GECKO_NO_MULTICAST=1 turns it off (unicast core only)
     std::chrono::milliseconds lease{3000};  ///< how long the core keeps us without a heartbeat
+
+    /// Where this node can be reached, by locator scheme: "inproc" (other nodes
+    /// of this process), "ipc" (this host), "tcp" (other hosts), "mem"
+    /// (in-process queues: deterministic tests). GECKO_TRANSPORTS=ipc,tcp.
+    std::vector<std::string> transports{"inproc", "ipc", "tcp"};
+    /// Exact locators to bind instead (e.g. {"tcp://127.0.0.1:*"}; "*" port: any free one).
+    std::vector<std::string> listen;
+    /// Other nodes' locators to connect to from the start (with discovery off,
+    /// the only way to reach them; see also Node::connect).
+    std::vector<std::string> peers;
     std::string ipc_directory;    ///< where ipc sockets are created (GECKO_IPC_DIR); default /tmp
-    std::string tcp_address = "0.0.0.0";  ///< address automatic tcp endpoints bind to (GECKO_TCP_ADDRESS)
+    std::string tcp_address = "0.0.0.0";  ///< address automatic tcp locators bind to (GECKO_TCP_ADDRESS)
+
+    /// Frames queued per link before the transport drops them (ZeroMQ's
+    /// high-water marks: what this node sends to each other node, and what it
+    /// receives from each). The node drains its links continuously, so these
+    /// fill only when a reader falls behind the wire itself; every frame lost
+    /// there is counted by its subscriber as a drop.
+    int send_queue = 1000;
+    int receive_queue = 1000;
+    /// Frames above this many bytes are refused where they arrive: a link that
+    /// sends one is dropped by the transport before the frame is read whole
+    /// (and comes back by itself). Subscribers may set a lower limit each.
+    std::size_t max_message_size = 64u << 20;
+    /// How long frames still queued when the node is destroyed may keep going
+    /// out (the last Node of the process waits for them, at most this long).
+    std::chrono::milliseconds linger{200};
 
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
-    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS.
+    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS.
+    /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 
     /// from_env(), then command-line flags on top: `--key K`, `--name N`,
@@ -54,17 +101,24 @@ struct NodeOptions {
     /// `--help` or `-h` prints `description` (the program's one-line summary,
     /// with its own flags if it has any; skipped when empty) and these flags on
     /// stdout, then **exits the process with status 0**, as a command-line parser
-    /// does. A program with more to say handles `--help` before calling this.
-    /// Without a key (neither --key nor GECKO_KEY) it says so on stderr and
-    /// **exits with status 2** (a usage error).
+    /// does. A malformed value, or no key at all (neither --key nor GECKO_KEY),
+    /// is said on stderr and **exits with status 2** (a usage error).
+    /// Programs with flags of their own use gecko::OptionParser (options.hpp).
     static NodeOptions from_args(int argc, const char* const* argv, const std::string& default_name = "",
                                  const std::string& description = "");
 };
+
+/// Adds the node options (--key/-k, --name, --core, --multicast, --interface,
+/// --no-multicast, --no-discovery, --peer) to a program's parser, writing into
+/// `options` (fill it with NodeOptions::from_env() first). Returns `options`.
+NodeOptions& node_options(OptionParser& parser, NodeOptions& options);
 
 class Node {
 public:
     /// A node for `key` named `name`; other options from the environment.
     Node(std::string key, std::string name);
+    /// @throws gecko::Error: Errc::invalid_argument for a bad option,
+    ///         Errc::transport if its sockets cannot be bound.
     explicit Node(NodeOptions options);
     ~Node();
     Node(Node&&) noexcept;
@@ -73,38 +127,51 @@ public:
     Node& operator=(const Node&) = delete;
 
     /// A publisher of T on `topic`.
+    /// @throws gecko::Error (Errc::invalid_argument) for an empty or invalid topic name.
     template <class T>
-    Publisher<T> publisher(const std::string& topic, PublisherOptions options = {}) {
+    [[nodiscard]] Publisher<T> publisher(const std::string& topic, PublisherOptions options = {}) {
         return Publisher<T>(raw_publisher(topic, std::string(type_name_of<T>()), std::move(options)));
     }
 
     /// A subscriber of T on `topic`, read with receive().
     template <class T>
-    Subscriber<T> subscriber(const std::string& topic, SubscriberOptions options = {}) {
+    [[nodiscard]] Subscriber<T> subscriber(const std::string& topic, SubscriberOptions options = {}) {
         options.type_name = std::string(type_name_of<T>());
         return Subscriber<T>(raw_subscriber(topic, std::move(options)));
     }
 
-    /// A subscriber of T whose `callback(const T&)` or `callback(const T&, const MessageInfo&)`
-    /// runs from spin(), spin_once() or the background spinner.
+    /// A subscriber of T whose `callback(const T&)` or
+    /// `callback(const T&, const MessageInfo&)` runs from spin(), spin_once()
+    /// or the background spinner. Each call gets the same T object, decoded
+    /// anew (its vectors and strings keep their capacity): copy what you keep.
     template <class T, class F>
-    Subscriber<T> subscriber(const std::string& topic, F callback, SubscriberOptions options = {}) {
+    [[nodiscard]] Subscriber<T> subscriber(const std::string& topic, F callback, SubscriberOptions options = {}) {
+        static_assert(std::is_invocable_v<F&, const T&> || std::is_invocable_v<F&, const T&, const MessageInfo&>,
+                      "gecko: a subscriber callback takes (const T&) or (const T&, const gecko::MessageInfo&)");
         options.type_name = std::string(type_name_of<T>());
-        return Subscriber<T>(raw_subscriber(topic, std::move(options), [cb = std::move(callback)](const RawView& view) {
-            T message{};
-            codec::decode(view.payload, view.size, message);
-            if constexpr (std::is_invocable_v<F&, const T&, const MessageInfo&>) {
-                cb(message, view.info);
-            } else {
-                cb(message);
-            }
-        }));
+        return Subscriber<T>(raw_subscriber(
+            topic, std::move(options),
+            [cb = std::move(callback), message = std::make_shared<T>()](const RawView& view) mutable {
+                if constexpr (codec::decodes_in_place<T>::value) {
+                    codec::decode(view.payload, view.size, *message);
+                } else {
+                    *message = T{};
+                    codec::decode(view.payload, view.size, *message);
+                }
+                if constexpr (std::is_invocable_v<F&, const T&, const MessageInfo&>) {
+                    cb(static_cast<const T&>(*message), view.info);
+                } else {
+                    cb(static_cast<const T&>(*message));
+                }
+            }));
     }
 
     /// A service answering Req with Rep through `handler(const Req&) -> Rep`,
     /// from spin(). A handler that throws sends the caller an error.
     template <class Req, class Rep, class F>
-    Service<Req, Rep> service(const std::string& name, F handler, ServiceOptions options = {}) {
+    [[nodiscard]] Service<Req, Rep> service(const std::string& name, F handler, ServiceOptions options = {}) {
+        static_assert(std::is_invocable_r_v<Rep, F&, const Req&>,
+                      "gecko: a service handler takes (const Req&) and returns a Rep");
         return Service<Req, Rep>(raw_server(
             name, std::string(type_name_of<Req>()), std::string(type_name_of<Rep>()),
             [h = std::move(handler)](const RawView& request, Buffer& reply) {
@@ -117,25 +184,26 @@ public:
 
     /// A client of the service `name`.
     template <class Req, class Rep>
-    Client<Req, Rep> client(const std::string& name, ClientOptions options = {}) {
+    [[nodiscard]] Client<Req, Rep> client(const std::string& name, ClientOptions options = {}) {
         return Client<Req, Rep>(
             raw_client(name, std::string(type_name_of<Req>()), std::string(type_name_of<Rep>()), std::move(options)));
     }
 
     // The untyped layer (tools, bridges, other languages).
-    RawPublisher raw_publisher(const std::string& topic, const std::string& type_name, PublisherOptions options = {});
-    RawSubscriber raw_subscriber(const std::string& topic, SubscriberOptions options = {});
-    RawSubscriber raw_subscriber(const std::string& topic, SubscriberOptions options,
-                                 std::function<void(const RawView&)> callback);
-    RawServer raw_server(const std::string& name, const std::string& request_type, const std::string& reply_type,
-                         RawHandler handler, ServiceOptions options = {});
-    RawClient raw_client(const std::string& name, const std::string& request_type, const std::string& reply_type,
-                         ClientOptions options = {});
+    [[nodiscard]] RawPublisher raw_publisher(const std::string& topic, const std::string& type_name,
+                                             PublisherOptions options = {});
+    [[nodiscard]] RawSubscriber raw_subscriber(const std::string& topic, SubscriberOptions options = {});
+    [[nodiscard]] RawSubscriber raw_subscriber(const std::string& topic, SubscriberOptions options,
+                                               std::function<void(const RawView&)> callback);
+    [[nodiscard]] RawServer raw_server(const std::string& name, const std::string& request_type,
+                                       const std::string& reply_type, RawHandler handler, ServiceOptions options = {});
+    [[nodiscard]] RawClient raw_client(const std::string& name, const std::string& request_type,
+                                       const std::string& reply_type, ClientOptions options = {});
 
-    /// Runs callbacks until ok() turns false.
+    /// Runs callbacks until ok() turns false (returns at once when it does).
     void spin();
     /// Waits up to `timeout` for work and runs what is ready. Returns the
-    /// number of callbacks run.
+    /// number of callbacks run (0 on timeout, or at once on shutdown).
     std::size_t spin_once(std::chrono::milliseconds timeout);
     /// Runs callbacks on a thread the node owns until the node is destroyed or
     /// stop_spinning() is called. Do not also call spin() meanwhile.
@@ -146,12 +214,32 @@ public:
     /// with discovery off). Returns false on timeout.
     bool wait_for_core(std::chrono::milliseconds timeout);
 
+    /// Links this node to another node's locator (one of its locators()), as
+    /// discovery does by itself: its publishers' messages reach our
+    /// subscribers, our requests reach its servers. Thread-safe.
+    void connect(const std::string& locator);
+    /// Where other nodes reach this node (ports resolved), by transport.
+    std::vector<std::string> locators() const;
+
+    /// The key's graph now: topics and services with their types, publishers,
+    /// subscribers, servers and clients, as the core knows them.
+    /// @throws gecko::Error (Errc::discovery) if no core answers within `timeout`.
+    Graph graph(std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+    /// Calls `callback` (on the node's reactor thread: keep it short, do not
+    /// block in it) when a topic or service of the key appears or goes, and
+    /// once for each that exists when it is registered. Destroy the returned
+    /// handle to stop.
+    [[nodiscard]] GraphWatch on_graph_change(std::function<void(const GraphEvent&)> callback);
+
     const std::string& key() const;
     const std::string& name() const;
     const Logger& logger() const;
+    /// This node's discovery session id (random, shown by `gecko nodes`).
+    std::uint64_t session() const;
 
 private:
-    std::shared_ptr<detail::NodeCore> core_;
+    friend void testing::send_raw(Node& node, const void* bytes, std::size_t size);
+    std::shared_ptr<detail::NodeImpl> impl_;
 };
 
 }  // namespace gecko

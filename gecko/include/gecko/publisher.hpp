@@ -5,14 +5,18 @@
 /// **Example**:
 /// ```
 /// auto imu = node.publisher<gecko::msgs::Imu>("imu");
+/// imu.wait_for_subscribers(1, std::chrono::seconds(1));  // optional: nobody hears what is sent before
 /// imu.publish(reading);
 /// ```
+///
+/// A message published while no subscriber is connected reaches nobody: it is
+/// counted (stats().unheard, shown by `gecko info`), and a subscriber that
+/// joins later gets it only from a latched publisher (PublisherOptions::latched).
 
 #include <string>
 #include <utility>
 
 #include "gecko/codec.hpp"
-#include "gecko/frame.hpp"
 #include "gecko/raw_publisher.hpp"
 
 namespace gecko {
@@ -24,29 +28,29 @@ public:
     explicit Publisher(RawPublisher raw) : raw_(std::move(raw)) {}
 
     /// Encodes and sends `message` to every subscriber of the topic. Never
-    /// blocks: a subscriber whose queue is full misses it (and counts a drop).
-    /// Thread-safe.
+    /// blocks: a subscriber that cannot keep up misses messages (it counts
+    /// them as drops). Thread-safe.
+    /// @throws gecko::Error (Errc::closed) once the Node is destroyed.
     void publish(const T& message) {
         thread_local Buffer buffer;  // reused: no allocation per message once grown
         thread_local std::size_t last_size = 0;
-        // A large frame is handed to ZeroMQ without a copy, which takes the
+        // A large frame is handed to the transport without a copy, which takes the
         // buffer's memory: reserve the last frame's size at once, not by doubling.
         buffer.reserve(last_size);
-        buffer.resize(frame_header_size(type_name_of<T>()));
+        buffer.resize(RawPublisher::frame_header_room());
         codec::encode(buffer, message);
         last_size = buffer.size();
         raw_.publish_frame(buffer);
     }
 
     /// Subscribers connected now.
-    std::size_t subscriber_count() { return raw_.subscriber_count(); }
+    std::size_t subscriber_count() const { return raw_.subscriber_count(); }
     /// Waits until at least `count` subscribers are connected; false on timeout.
     bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
         return raw_.wait_for_subscribers(count, timeout);
     }
-    PublisherStats stats() { return raw_.stats(); }
+    PublisherStats stats() const { return raw_.stats(); }
     const std::string& topic() const { return raw_.topic(); }
-    std::vector<std::string> endpoints() const { return raw_.endpoints(); }
     RawPublisher& raw() noexcept { return raw_; }
     explicit operator bool() const noexcept { return static_cast<bool>(raw_); }
 

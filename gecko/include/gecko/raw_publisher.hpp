@@ -6,10 +6,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "gecko/buffer.hpp"
 #include "gecko/stats.hpp"
@@ -17,62 +17,58 @@
 namespace gecko {
 
 namespace detail {
-class PublisherCore;
+class PublisherImpl;
 }
 
 /// How a publisher sends. Every field has a default that suits a sensor topic.
 struct PublisherOptions {
-    /// Endpoints to bind ("tcp://127.0.0.1:*", "ipc:///tmp/x.sock", "inproc://imu").
-    /// Empty: chosen automatically (an ipc socket for this host and a tcp port
-    /// for others), which is what discovery advertises.
-    std::vector<std::string> endpoints;
     /// Payloads larger than this many bytes are zlib-compressed. Empty: never.
     std::optional<std::size_t> compress_above;
     /// zlib level, 1 (fastest) to 9 (smallest).
     int compression_level = 1;
-    /// Messages queued per subscriber before new ones are dropped (ZeroMQ send HWM).
-    int send_queue = 1000;
-    /// How long messages still queued when the publisher closes may keep being
-    /// written out, in the background, until the last Node of the process is
-    /// destroyed (which waits for them). 0: dropped at once. A one-shot
-    /// publisher (a command-line tool) wants a second or so.
-    std::chrono::milliseconds linger{0};
+    /// Keep the last message and give it to every subscriber that joins later
+    /// (ROS's latched topics, DDS's transient-local durability): a robot's
+    /// description, a map, a mode, read by pages and controllers that start late.
+    bool latched = false;
 };
 
 class RawPublisher {
 public:
     RawPublisher() = default;  ///< an empty handle; assign one from Node::raw_publisher()
-    explicit RawPublisher(std::shared_ptr<detail::PublisherCore> core);
+    explicit RawPublisher(std::shared_ptr<detail::PublisherImpl> impl);
     ~RawPublisher();
     RawPublisher(RawPublisher&&) noexcept;
     RawPublisher& operator=(RawPublisher&&) noexcept;
 
     /// Publishes a payload that is already msgpack. Thread-safe.
+    /// @throws gecko::Error (Errc::closed) once the Node is destroyed.
     void publish(const void* msgpack_payload, std::size_t size);
 
-    /// Publishes `buffer`, whose first `header_room` bytes are reserved for the
-    /// frame header (frame_header_size(type_name())) and the rest is the
-    /// payload. The buffer may be emptied (its memory handed to the transport).
+    /// Publishes `buffer`, whose first frame_header_room() bytes are reserved
+    /// for the frame header and the rest is the payload. Consumes the buffer:
+    /// it may be emptied (its memory handed to the transport). Thread-safe.
+    /// @throws gecko::Error (Errc::closed) once the Node is destroyed.
     void publish_frame(Buffer& buffer);
 
-    /// Sends the frame pre-built by a caller as is (tools and tests; no checks).
-    void publish_raw_bytes(const void* bytes, std::size_t size);
+    /// The room publish_frame() wants before the payload (48 bytes).
+    static std::size_t frame_header_room() noexcept;
 
     const std::string& topic() const;
     const std::string& type_name() const;
     std::uint64_t id() const;
-    /// The endpoints actually bound (ports resolved).
-    std::vector<std::string> endpoints() const;
-    /// Subscribers connected now.
-    std::size_t subscriber_count();
-    /// Waits until at least `count` subscribers are connected. Returns false on timeout.
+    /// Subscribers connected now (any type; stats() tells the mismatched ones).
+    std::size_t subscriber_count() const;
+    /// Waits until at least `count` subscribers are connected: a message
+    /// published after it returns true reaches them. False on timeout.
     bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout);
-    PublisherStats stats();
+    PublisherStats stats() const;
 
-    explicit operator bool() const noexcept { return core_ != nullptr; }
+    explicit operator bool() const noexcept { return impl_ != nullptr; }
+    /// The implementation (tests, gecko/testing.hpp).
+    detail::PublisherImpl* impl() const noexcept { return impl_.get(); }
 
 private:
-    std::shared_ptr<detail::PublisherCore> core_;
+    std::shared_ptr<detail::PublisherImpl> impl_;
 };
 
 }  // namespace gecko

@@ -6,39 +6,38 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include "gecko/detail/function_ref.hpp"
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "gecko/detail/function_ref.hpp"
 #include "gecko/message_info.hpp"
 #include "gecko/stats.hpp"
 
 namespace gecko {
 
 namespace detail {
-class SubscriberCore;
+class SubscriberImpl;
 }
 
 /// How a subscriber queues. Chosen by the subscriber alone: publishers do not care.
 struct SubscriberOptions {
     /// Keep the last `depth` messages; older unread ones are overwritten (and
-    /// counted). 1 means latest-value-only. `receive()` refills the queue from
-    /// the transport after 16 deliveries or 1 ms, whichever comes first
-    /// (reading an empty socket costs a system call), so what it returns was
-    /// among the newest `depth` at most 1 ms earlier; a callback subscriber
-    /// refills on every wake-up; depth 1 always gets the latest.
+    /// counted as `overwritten`). 1 means latest-value-only. The queue is kept
+    /// fresh even while the application does not read (the node drains its
+    /// links at least every ~10 ms), so what receive() returns is among the
+    /// newest `depth`, not a transport backlog.
     std::size_t depth = 16;
-    /// Frames the transport may hold before the queue above (ZeroMQ's
-    /// RCVHWM, per publisher); beyond it new frames are dropped and counted
-    /// as sequence gaps. 0: unbounded.
-    int receive_queue = 10000;
-    /// Frames with a payload above this many bytes are dropped and counted.
+    /// Frames with a payload above this many bytes are dropped and counted
+    /// (the node's own limit, NodeOptions::max_message_size, applies first).
     std::size_t max_message_size = 64u << 20;
-    /// Publisher endpoints to connect to in addition to what discovery finds.
-    std::vector<std::string> endpoints;
+    /// Publishers whose sequence numbers are tracked at most; beyond it the
+    /// least recently heard is forgotten (and counted).
+    std::size_t max_publishers = 1024;
     /// Type to accept. Typed subscribers set it; empty accepts any type (tools).
     std::string type_name;
+    /// Every topic of the key (a recorder, a bridge): `topic` is then ignored
+    /// and type_name must be empty.
+    bool all_topics = false;
 
     /// Options for a latest-value-only subscriber.
     static SubscriberOptions latest_only() {
@@ -49,7 +48,7 @@ struct SubscriberOptions {
 };
 
 /// One accepted message as the raw layer hands it out: the payload is msgpack
-/// (already decompressed) and valid only during the call that receives it.
+/// (already inflated) and valid only during the call that receives it.
 struct RawView {
     const MessageInfo& info;
     const std::uint8_t* payload;
@@ -58,35 +57,35 @@ struct RawView {
 
 class RawSubscriber {
 public:
-    /// Called with each message; throwing marks the payload undecodable (counted, logged once).
+    /// Called with each message; throwing gecko::Error (Errc::decode) marks the
+    /// payload undecodable (counted, logged once); any other exception counts
+    /// as a callback error.
     using Visitor = detail::FunctionRef<void(const RawView&)>;
 
     RawSubscriber() = default;
-    explicit RawSubscriber(std::shared_ptr<detail::SubscriberCore> core);
+    explicit RawSubscriber(std::shared_ptr<detail::SubscriberImpl> impl);
     ~RawSubscriber();
     RawSubscriber(RawSubscriber&&) noexcept;
     RawSubscriber& operator=(RawSubscriber&&) noexcept;
 
-    /// Waits up to `timeout` for the next message and passes it to `visit`.
-    /// Returns false on timeout. A message `visit` throws on is counted as a
-    /// decode error and the wait goes on for the next one.
+    /// Waits up to `timeout` for the next message and passes it to `visit`, on
+    /// this thread. Returns false on timeout, at once when shutdown is
+    /// requested (ok() turns false) or the Node is gone. A message `visit`
+    /// fails on is counted and the wait goes on for the next one.
+    /// Thread-safe: several threads may receive from one subscriber.
+    /// @throws gecko::Error (Errc::invalid_argument) for a callback subscriber (its messages go to spin()).
     bool receive(std::chrono::nanoseconds timeout, Visitor visit);
-
-    /// Adds a publisher endpoint to connect to (also safe from other threads).
-    void connect(const std::string& endpoint);
-    void disconnect(const std::string& endpoint);
-    /// Endpoints connected now.
-    std::vector<std::string> connections() const;
 
     const std::string& topic() const;
     const std::string& type_name() const;
     std::uint64_t id() const;
     SubscriberStats stats() const;
 
-    explicit operator bool() const noexcept { return core_ != nullptr; }
+    explicit operator bool() const noexcept { return impl_ != nullptr; }
+    detail::SubscriberImpl* impl() const noexcept { return impl_.get(); }
 
 private:
-    std::shared_ptr<detail::SubscriberCore> core_;
+    std::shared_ptr<detail::SubscriberImpl> impl_;
 };
 
 }  // namespace gecko

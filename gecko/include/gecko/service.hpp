@@ -12,29 +12,25 @@
 /// ```
 
 #include <chrono>
+#include <string>
 #include <utility>
 
 #include "gecko/codec.hpp"
-#include "gecko/frame.hpp"
+#include "gecko/raw_publisher.hpp"
 #include "gecko/raw_service.hpp"
 
 namespace gecko {
-
-/// The name services register under for a request/reply pair of types.
-template <class Req, class Rep>
-std::string service_type_name() {
-    return std::string(type_name_of<Req>()) + "->" + std::string(type_name_of<Rep>());
-}
 
 template <class Req, class Rep>
 class Service {
 public:
     Service() = default;
     explicit Service(RawServer raw) : raw_(std::move(raw)) {}
-    std::vector<std::string> endpoints() const { return raw_.endpoints(); }
     std::uint64_t requests() const { return raw_.requests(); }  ///< requests answered
     std::uint64_t rejected() const { return raw_.rejected(); }  ///< malformed or mistyped requests answered with an error
+    std::uint64_t lost_replies() const { return raw_.lost_replies(); }  ///< replies whose client never became reachable
     RawServer& raw() noexcept { return raw_; }
+    explicit operator bool() const noexcept { return static_cast<bool>(raw_); }
 
 private:
     RawServer raw_;
@@ -47,11 +43,11 @@ public:
     explicit Client(RawClient raw) : raw_(std::move(raw)) {}
 
     /// Calls the service and returns its reply.
-    /// @throws gecko::Error with Errc::timeout, no_peer, remote, type_mismatch or decode.
+    /// @throws gecko::Error with Errc::timeout, no_peer, remote, type_mismatch, decode or closed.
     template <class R, class P>
     Rep call(const Req& request, std::chrono::duration<R, P> timeout) {
         thread_local Buffer buffer;
-        buffer.resize(frame_header_size(type_name_of<Req>()));
+        buffer.resize(RawPublisher::frame_header_room());
         codec::encode(buffer, request);
         Rep reply{};
         raw_.call(buffer, std::chrono::duration_cast<std::chrono::nanoseconds>(timeout),
@@ -60,8 +56,9 @@ public:
     }
 
     bool wait_for_server(std::chrono::milliseconds timeout) { return raw_.wait_for_server(timeout); }
-    void connect(const std::string& endpoint) { raw_.connect(endpoint); }
+    std::size_t server_count() const { return raw_.server_count(); }
     RawClient& raw() noexcept { return raw_; }
+    explicit operator bool() const noexcept { return static_cast<bool>(raw_); }
 
 private:
     RawClient raw_;

@@ -27,7 +27,7 @@ public:
     explicit Subscriber(RawSubscriber raw) : raw_(std::move(raw)) {}
 
     /// Waits up to `timeout` for the next message. Returns it, or nothing on
-    /// timeout. Messages that fail checks are counted in stats() and skipped.
+    /// timeout (or shutdown). Messages that fail checks are counted in stats() and skipped.
     template <class Rep, class Period>
     std::optional<T> receive(std::chrono::duration<Rep, Period> timeout, MessageInfo* info = nullptr) {
         T message{};
@@ -54,8 +54,6 @@ public:
 
     SubscriberStats stats() const { return raw_.stats(); }
     const std::string& topic() const { return raw_.topic(); }
-    /// Adds a publisher endpoint by hand (discovery does this for you).
-    void connect(const std::string& endpoint) { raw_.connect(endpoint); }
     RawSubscriber& raw() noexcept { return raw_; }
     explicit operator bool() const noexcept { return static_cast<bool>(raw_); }
 

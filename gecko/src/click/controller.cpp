@@ -265,8 +265,6 @@ const msgs::click::Handshake& Controller::last_handshake() const {
 
 const std::string& Controller::id() const noexcept { return impl_->id; }
 const LockstepTopics& Controller::topics() const noexcept { return impl_->topics; }
-std::vector<std::string> Controller::endpoints() const { return impl_->requests.endpoints(); }
-void Controller::connect(const std::string& answer_endpoint) { impl_->answers.connect(answer_endpoint); }
 ControllerStats Controller::stats() const noexcept { return impl_->counters; }
 
 }  // namespace gecko::click

@@ -451,7 +451,5 @@ SimulationStatus SimulationServer::status() const {
 }
 
 const LockstepTopics& SimulationServer::topics() const noexcept { return impl_->topics; }
-std::vector<std::string> SimulationServer::endpoints() const { return impl_->answers.endpoints(); }
-void SimulationServer::connect(const std::string& request_endpoint) { impl_->requests.connect(request_endpoint); }
 
 }  // namespace gecko::click

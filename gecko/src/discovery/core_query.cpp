@@ -21,15 +21,16 @@ const QueryTopic* QueryResult::find(const std::string& name, bool service) const
 namespace {
 std::vector<QueryEntity> read_entities(const msgpack::object& topic, std::string_view field) {
     std::vector<QueryEntity> out;
-    const auto* list = wire::find(topic, field);
+    const auto* list = proto::find(topic, field);
     if (!list || list->type != msgpack::type::ARRAY) return out;
     for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
         const auto& e = list->via.array.ptr[i];
-        auto peer = wire::read_peer(e);
+        auto peer = proto::read_peer(e);
         if (!peer) continue;
         QueryEntity q;
         q.peer = std::move(*peer);
-        if (const auto* s = wire::find(e, "stats"); s && s->type == msgpack::type::MAP) q.stats = wire::read_stats(*s);
+        if (const auto* s = proto::find(e, "stats"); s && s->type == msgpack::type::MAP) q.stats = proto::read_stats(*s);
+        q.stats_age_ms = proto::get_i64(e, "stats_age_ms").value_or(0);
         out.push_back(std::move(q));
     }
     return out;
@@ -37,54 +38,57 @@ std::vector<QueryEntity> read_entities(const msgpack::object& topic, std::string
 }  // namespace
 
 std::optional<QueryResult> decode_list_reply(const char* data, std::size_t size) {
-    auto m = wire::Message::parse(data, size, nullptr);
+    auto m = proto::Message::parse(data, size, nullptr);
     if (!m || m->type() != "list") return std::nullopt;
     const auto& root = m->root();
     QueryResult r;
     r.raw.assign(data, size);
-    r.key = wire::get_str(root, "key").value_or("");
-    r.instance = wire::get_u64(root, "instance").value_or(0);
-    r.core_host = wire::get_str(root, "host").value_or("");
-    r.core_pid = static_cast<std::int32_t>(wire::get_i64(root, "pid").value_or(0));
-    if (const auto* nodes = wire::find(root, "nodes"); nodes && nodes->type == msgpack::type::ARRAY) {
+    r.key = proto::get_str(root, "key").value_or("");
+    r.instance = proto::get_u64(root, "instance").value_or(0);
+    r.core_host = proto::get_str(root, "host").value_or("");
+    r.core_pid = static_cast<std::int32_t>(proto::get_i64(root, "pid").value_or(0));
+    if (const auto* nodes = proto::find(root, "nodes"); nodes && nodes->type == msgpack::type::ARRAY) {
         for (std::uint32_t i = 0; i < nodes->via.array.size; ++i) {
             const auto& n = nodes->via.array.ptr[i];
             QueryNode q;
-            q.node = wire::get_str(n, "node").value_or("");
-            q.host = wire::get_str(n, "host").value_or("");
-            q.pid = static_cast<std::int32_t>(wire::get_i64(n, "pid").value_or(0));
-            q.session = wire::get_u64(n, "s").value_or(0);
-            q.silent_ms = wire::get_i64(n, "silent_ms").value_or(0);
+            q.node = proto::get_str(n, "node").value_or("");
+            q.host = proto::get_str(n, "host").value_or("");
+            q.pid = static_cast<std::int32_t>(proto::get_i64(n, "pid").value_or(0));
+            q.session = proto::get_u64(n, "s").value_or(0);
+            q.silent_ms = proto::get_i64(n, "silent_ms").value_or(0);
+            q.locators = proto::get_str_array(n, "locators").value_or(std::vector<std::string>{});
+            q.entities = static_cast<std::size_t>(proto::get_u64(n, "entities").value_or(0));
             r.nodes.push_back(std::move(q));
         }
     }
     for (const char* field : {"topics", "services"}) {
-        const auto* list = wire::find(root, field);
+        const auto* list = proto::find(root, field);
         if (!list || list->type != msgpack::type::ARRAY) continue;
         const bool service = std::string_view(field) == "services";
         for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
             const auto& t = list->via.array.ptr[i];
             QueryTopic q;
             q.service = service;
-            q.name = wire::get_str(t, "name").value_or("");
-            q.type = wire::get_str(t, "type").value_or("");
+            q.name = proto::get_str(t, "name").value_or("");
+            q.type = proto::get_str(t, "type").value_or("");
+            q.types = proto::get_str_array(t, "types").value_or(std::vector<std::string>{});
             q.producers = read_entities(t, service ? "servers" : "publishers");
             q.consumers = read_entities(t, service ? "clients" : "subscribers");
             r.topics.push_back(std::move(q));
         }
     }
-    if (const auto* list = wire::find(root, "conflicts"); list && list->type == msgpack::type::ARRAY) {
+    if (const auto* list = proto::find(root, "conflicts"); list && list->type == msgpack::type::ARRAY) {
         for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
             const auto& c = list->via.array.ptr[i];
             QueryConflict q;
-            q.topic = wire::get_str(c, "topic").value_or("");
-            q.service = wire::get_bool(c, "service", false);
-            q.types = wire::get_str_array(c, "types").value_or(std::vector<std::string>{});
-            q.message = wire::get_str(c, "message").value_or("");
+            q.topic = proto::get_str(c, "topic").value_or("");
+            q.service = proto::get_bool(c, "service", false);
+            q.types = proto::get_str_array(c, "types").value_or(std::vector<std::string>{});
+            q.message = proto::get_str(c, "message").value_or("");
             r.conflicts.push_back(std::move(q));
         }
     }
-    if (const auto* counters = wire::find(root, "counters"); counters && counters->type == msgpack::type::MAP) {
+    if (const auto* counters = proto::find(root, "counters"); counters && counters->type == msgpack::type::MAP) {
         for (std::uint32_t i = 0; i < counters->via.map.size; ++i) {
             const auto& kv = counters->via.map.ptr[i];
             if (kv.key.type == msgpack::type::STR && kv.val.type == msgpack::type::POSITIVE_INTEGER)
@@ -102,12 +106,12 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
     std::optional<Clock::time_point> redirected_at;  // when the host door sent us elsewhere
     const auto start = Clock::now();
     const auto deadline = start + timeout;
-    wire::Writer request("list", 1);
+    proto::Writer request("list", 1);
     request.kv("key", options.key);  // a core of another key refuses; the host door redirects
     auto connect = [&](const std::string& ep) {
         dealer.emplace(context, zmq::socket_type::dealer);
         dealer->set(zmq::sockopt::linger, 0);
-        dealer->set(zmq::sockopt::maxmsgsize, wire::max_zmq_message);
+        dealer->set(zmq::sockopt::maxmsgsize, proto::max_zmq_message);
         dealer->connect(ep);  // not `immediate`: the request waits in the queue for the connection
         (void)dealer->send(zmq::const_buffer(request.data(), request.size()), zmq::send_flags::dontwait);
         endpoint = ep;
@@ -147,9 +151,9 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
                 r->core_endpoint = endpoint;
                 return *r;
             }
-            auto m = wire::Message::parse(data, reply.size(), nullptr);
+            auto m = proto::Message::parse(data, reply.size(), nullptr);
             if (m && m->type() == "redirect" && endpoint == finder.explicit_endpoint()) {
-                const auto target = wire::redirect_target(m->root(), endpoint);
+                const auto target = proto::redirect_target(m->root(), endpoint);
                 if (target && target->loopback_only)
                     throw Error(Errc::discovery, "the core of key '" + options.key + "' at " + target->endpoint +
                                                      " (found through the host door at " + endpoint + ") listens on loopback only");
@@ -160,10 +164,10 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
                 continue;
             }
             if (m && m->type() == "error") {
-                const bool door = wire::get_str(m->root(), "code").value_or("") == "no_core" ||
-                                  wire::get_str(m->root(), "code").value_or("") == "door";
+                const bool door = proto::get_str(m->root(), "code").value_or("") == "no_core" ||
+                                  proto::get_str(m->root(), "code").value_or("") == "door";
                 throw Error(Errc::discovery, (door ? "the host door at " : "geckocore at ") + endpoint + ": " +
-                                                 wire::get_str(m->root(), "message").value_or("error"));
+                                                 proto::get_str(m->root(), "message").value_or("error"));
             }
         }
     }

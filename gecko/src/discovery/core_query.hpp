@@ -19,12 +19,14 @@ namespace gecko::detail {
 struct QueryEntity {
     Peer peer;                         ///< registration + node/host/pid
     std::optional<TopicStats> stats;   ///< latest figures the node reported, if any
+    std::int64_t stats_age_ms = 0;     ///< how old they are
 };
 
 struct QueryTopic {
     std::string name;
     bool service = false;              ///< true: a service (producers are servers, consumers clients)
     std::string type;                  ///< the type of the first publisher/server (else of the first subscriber)
+    std::vector<std::string> types;    ///< every type declared on it
     std::vector<QueryEntity> producers;  ///< publishers or servers
     std::vector<QueryEntity> consumers;  ///< subscribers or clients
 };
@@ -34,6 +36,8 @@ struct QueryNode {
     std::int32_t pid = 0;
     std::uint64_t session = 0;
     std::int64_t silent_ms = 0;        ///< since the core last heard from it
+    std::vector<std::string> locators; ///< where other nodes reach it
+    std::size_t entities = 0;
 };
 
 struct QueryConflict {

@@ -6,6 +6,8 @@
 #include "discovery/protocol.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
+#include "gecko/net/zmq_socket.hpp"
+#include "node/reactor.hpp"
 
 #include <zmq.hpp>
 
@@ -33,7 +35,7 @@ using std::chrono::milliseconds;
 bool parse_multicast(const std::string& text, std::string& group, std::uint16_t& port) {
     const auto colon = text.rfind(':');
     std::string g = text.substr(0, colon);
-    std::uint16_t p = wire::default_multicast_port;
+    std::uint16_t p = proto::default_multicast_port;
     if (colon != std::string::npos) {
         const std::string ps = text.substr(colon + 1);
         if (ps.empty() || ps.size() > 5 || ps.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -55,7 +57,7 @@ std::string normalize_core_address(const std::string& text) {
     if (text.rfind("tcp://", 0) == 0) return net::split_tcp_endpoint(text, host, port) && port != 0 ? text : "";
     if (text.find("://") != std::string::npos) return "";
     const auto colon = text.rfind(':');
-    if (colon == std::string::npos) return "tcp://" + text + ":" + std::to_string(wire::default_core_port);
+    if (colon == std::string::npos) return "tcp://" + text + ":" + std::to_string(proto::default_core_port);
     const std::string candidate = "tcp://" + text;
     return net::split_tcp_endpoint(candidate, host, port) && port != 0 ? candidate : "";
 }
@@ -96,14 +98,29 @@ bool same_peers(const std::vector<Peer>& a, const std::vector<Peer>& b) {
     for (std::size_t i = 0; i < a.size(); ++i) {
         const auto& x = a[i];
         const auto& y = b[i];
-        if (x.reg.id != y.reg.id || x.reg.endpoints != y.reg.endpoints || x.reg.type_name != y.reg.type_name ||
-            x.node != y.node || x.host != y.host || x.host_id != y.host_id || x.pid != y.pid)
+        if (x.reg.id != y.reg.id || x.locators != y.locators || x.reg.type_name != y.reg.type_name ||
+            x.session != y.session || x.node != y.node || x.host != y.host || x.host_id != y.host_id || x.pid != y.pid)
             return false;
     }
     return true;
 }
 
+// Mixes an id so that the digest of a set of ids (their xor) does not cancel
+// out for ids that differ in few bits.
+std::uint64_t mix(std::uint64_t x) noexcept {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 }  // namespace
+
+std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept {
+    std::uint64_t d = 0;
+    for (auto id : ids) d ^= mix(id);
+    return d;
+}
 
 struct DiscoveryClient::Impl {
     explicit Impl(DiscoveryOptions o) : opt(std::move(o)), log(opt.node.empty() ? "gecko.discovery" : opt.node) {}
@@ -115,13 +132,13 @@ struct DiscoveryClient::Impl {
     const std::int32_t pid = static_cast<std::int32_t>(::getpid());
     const std::string pid_ns = read_pid_namespace();
     const std::uint64_t session = net::random_id();
-    std::thread thread;
-    std::atomic<bool> stopping{false};
-    net::Fd wake_read, wake_write;
-
-    // Commands from the API, run on the discovery thread in order.
-    std::mutex command_mutex;
-    std::vector<std::function<void()>> commands;
+    // Proves that a message comes from this node: never shown by `list`, so
+    // nobody can speak for our session by knowing its id (docs/DISCOVERY.md §2).
+    const std::uint64_t secret = net::random_id();
+    std::unique_ptr<Reactor> own_reactor;  // when no node reactor was given
+    Reactor* reactor = nullptr;
+    bool closed = false;                   // reactor thread
+    std::vector<int> watched;              // fds the reactor watches for us (reactor thread)
 
     // State readable from other threads.
     mutable std::mutex state_mutex;
@@ -141,11 +158,12 @@ struct DiscoveryClient::Impl {
     std::map<std::uint64_t, Registration> registrations;
     std::map<std::uint64_t, Watch> watches;
     std::function<void(std::uint64_t, const std::string&)> error_callback;
+    std::function<void(bool, bool, const std::string&, const std::string&)> graph_callback;
     std::vector<TopicStats> stats;
     bool stats_pending = false;
 
     std::optional<CoreFinder> finder;
-    zmq::context_t context{1};
+    std::shared_ptr<zmq::context_t> context = ::gecko::net::process_context();
     std::optional<zmq::socket_t> dealer;
     Clock::time_point search_started{};
     Clock::time_point last_rx{};
@@ -165,24 +183,24 @@ struct DiscoveryClient::Impl {
     bool ever_acked = false;
     std::uint64_t malformed = 0;
 
-    void post(std::function<void()> f) {
-        {
-            std::lock_guard<std::mutex> lock(command_mutex);
-            commands.push_back(std::move(f));
-        }
-        const char c = 1;
-        [[maybe_unused]] auto n = ::write(wake_write.get(), &c, 1);
-    }
+    void post(std::function<void()> f) { reactor->post(std::move(f)); }
 
-    void run();
+    void start();
+    Clock::time_point service(Clock::time_point now);
+    void read_dealer(Clock::time_point now);
+    void sync_watches();
+    void say_goodbye();
     void connect_to(const std::string& endpoint, Clock::time_point now);
-    bool send(const wire::Writer& w);
+    bool send(const proto::Writer& w);
     bool send_hello();
     void send_add(const Registration& r);
     void send_stats();
     void on_message(const zmq::message_t& msg, Clock::time_point now);
     void on_peers(const msgpack::object& root);
     void on_redirect(const msgpack::object& root, Clock::time_point now);
+    void on_graph(const msgpack::object& root);
+    void send_watch_graph();
+    std::vector<std::uint64_t> ids() const;
     void deliver(std::uint64_t id, Watch& w);
     void lose_core(Clock::time_point now, const std::string& why);
     void register_again(Clock::time_point now);
@@ -200,7 +218,7 @@ void DiscoveryClient::Impl::refresh_attempts() {
     attempts = std::move(text);
 }
 
-bool DiscoveryClient::Impl::send(const wire::Writer& w) {
+bool DiscoveryClient::Impl::send(const proto::Writer& w) {
     if (!dealer) return false;
     try {
         return dealer->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait).has_value();
@@ -210,9 +228,17 @@ bool DiscoveryClient::Impl::send(const wire::Writer& w) {
     }
 }
 
+std::vector<std::uint64_t> DiscoveryClient::Impl::ids() const {
+    std::vector<std::uint64_t> out;
+    out.reserve(registrations.size());
+    for (const auto& [id, r] : registrations) out.push_back(id);
+    return out;
+}
+
 bool DiscoveryClient::Impl::send_hello() {
-    wire::Writer w("hello", 9);
+    proto::Writer w("hello", 12);
     w.kv("s", session);
+    w.kv("secret", secret);
     w.kv("key", opt.key);
     w.kv("node", opt.node);
     w.kv("host", host);
@@ -220,27 +246,37 @@ bool DiscoveryClient::Impl::send_hello() {
     w.kv("pid", pid);
     w.kv("pidns", pid_ns);
     w.kv("lease_ms", static_cast<std::int64_t>(opt.lease.count()));
-    w.key("ids");
-    w.packer().pack_array(static_cast<std::uint32_t>(registrations.size()));
-    for (const auto& [id, r] : registrations) w.packer().pack(id);
+    w.kv("ids", ids());
+    std::vector<std::string> locators;
+    for (const auto& l : opt.locators) locators.push_back(local_endpoint_for(l));
+    w.kv("locators", locators);
+    w.kv("tool", false);
     return send(w);
 }
 
 void DiscoveryClient::Impl::send_add(const Registration& r) {
-    Registration sent = r;
-    for (auto& e : sent.endpoints) e = local_endpoint_for(e);
-    wire::Writer w("add", 6);
+    proto::Writer w("add", 2 + proto::registration_fields);
     w.kv("s", session);
-    wire::pack_registration_fields(w.packer(), sent);
+    w.kv("secret", secret);
+    proto::pack_registration_fields(w.packer(), r);
+    send(w);
+}
+
+void DiscoveryClient::Impl::send_watch_graph() {
+    if (!graph_callback) return;
+    proto::Writer w("watch_graph", 2);
+    w.kv("s", session);
+    w.kv("secret", secret);
     send(w);
 }
 
 void DiscoveryClient::Impl::send_stats() {
-    wire::Writer w("stats", 2);
+    proto::Writer w("stats", 3);
     w.kv("s", session);
+    w.kv("secret", secret);
     w.key("stats");
     w.packer().pack_array(static_cast<std::uint32_t>(stats.size()));
-    for (const auto& s : stats) wire::pack_stats(w.packer(), s);
+    for (const auto& s : stats) proto::pack_stats(w.packer(), s);
     send(w);
     stats_pending = false;
 }
@@ -249,13 +285,19 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
     if (dealer && endpoint == core_endpoint) return;
     via_door = false;
     try {
-        zmq::socket_t s(context, zmq::socket_type::dealer);
-        s.set(zmq::sockopt::linger, 0);
-        s.set(zmq::sockopt::immediate, 1);  // never queue for a core that is not there
-        s.set(zmq::sockopt::maxmsgsize, wire::max_zmq_message);
-        s.set(zmq::sockopt::reconnect_ivl, 100);
-        s.set(zmq::sockopt::reconnect_ivl_max, 0);  // no back-off: a restarted core is found within 100 ms
+        ::gecko::net::SocketOptions so;
+        so.immediate = true;  // never queue for a core that is not there
+        so.max_message_size = proto::max_zmq_message;
+        so.reconnect = milliseconds(100);
+        so.reconnect_max = milliseconds(0);  // no back-off: a restarted core is found within 100 ms
+        zmq::socket_t s = ::gecko::net::make_socket(*context, zmq::socket_type::dealer, so);
         s.connect(endpoint);
+        if (dealer) {
+            // Unwatched before it closes: the new socket may get the same fd number.
+            const int old = dealer->get(zmq::sockopt::fd);
+            reactor->unwatch(old);
+            watched.erase(std::remove(watched.begin(), watched.end(), old), watched.end());
+        }
         dealer = std::move(s);
     } catch (const zmq::error_t& e) {
         finder->note_unicast(std::string("cannot connect: ") + e.what());
@@ -307,8 +349,8 @@ void DiscoveryClient::Impl::deliver(std::uint64_t id, Watch& w) {
 }
 
 void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
-    const auto id = wire::get_u64(root, "id");
-    const auto* list = wire::find(root, "peers");
+    const auto id = proto::get_u64(root, "id");
+    const auto* list = proto::find(root, "peers");
     if (!id || !list || list->type != msgpack::type::ARRAY) {
         ++malformed;
         return;
@@ -316,16 +358,16 @@ void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
     if (registrations.find(*id) == registrations.end()) return;  // removed meanwhile
     std::vector<Peer> fresh;
     for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-        if (auto p = wire::read_peer(list->via.array.ptr[i])) fresh.push_back(std::move(*p));
+        if (auto p = proto::read_peer(list->via.array.ptr[i])) fresh.push_back(std::move(*p));
     }
     auto& w = watches[*id];
     std::map<std::uint64_t, Peer> merged;
     // During a core's warm-up (`partial`), its table may still lack peers whose
     // nodes have not re-registered yet: add what it reports, remove only what it
     // says is gone, never infer a departure from an absence.
-    if (wire::get_bool(root, "partial", false)) {
+    if (proto::get_bool(root, "partial", false)) {
         for (auto& p : w.peers) merged.emplace(p.reg.id, p);
-        if (auto gone = wire::find(root, "gone"); gone && gone->type == msgpack::type::ARRAY) {
+        if (auto gone = proto::find(root, "gone"); gone && gone->type == msgpack::type::ARRAY) {
             for (std::uint32_t i = 0; i < gone->via.array.size; ++i)
                 if (gone->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) merged.erase(gone->via.array.ptr[i].via.u64);
         }
@@ -342,7 +384,7 @@ void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
 
 void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_point now) {
     std::string why;
-    auto m = wire::Message::parse(static_cast<const char*>(msg.data()), msg.size(), &why);
+    auto m = proto::Message::parse(static_cast<const char*>(msg.data()), msg.size(), &why);
     if (!m) {
         ++malformed;
         log.debug("discovery: ignored malformed message from the core: " + why);
@@ -351,14 +393,15 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     last_rx = now;
     const auto& root = m->root();
     const auto& t = m->type();
-    const auto inst = wire::get_u64(root, "instance").value_or(0);
+    const auto inst = proto::get_u64(root, "instance").value_or(0);
     if (t == "welcome") {
         const bool restarted = ever_acked && inst != instance;
         instance = inst;
-        core_lease = milliseconds(wire::get_i64(root, "lease_ms").value_or(opt.lease.count()));
+        core_lease = milliseconds(proto::get_i64(root, "lease_ms").value_or(opt.lease.count()));
         heartbeat_period = std::max(milliseconds(50), std::min(opt.lease, core_lease) / 3);
         for (const auto& [id, r] : registrations) send_add(r);
         if (!stats.empty()) send_stats();
+        send_watch_graph();
         next_heartbeat = now + heartbeat_period;
         next_stats = now + milliseconds(3000);
         finder->note_unicast(core_endpoint == finder->explicit_endpoint() ? "answered" : "");
@@ -381,15 +424,30 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         if (acked) log.info("discovery: geckocore does not know this node (restart?); registering again");
         register_again(now);
     } else if (t == "hb") {
-        if (acked && inst != 0 && inst != instance) register_again(now);
+        if (acked && inst != 0 && inst != instance) {
+            register_again(now);
+        } else if (acked) {
+            // The core's view of our entities (count, digest of ids) must be ours:
+            // if a registration got lost on its side, say everything again.
+            const auto n = proto::get_u64(root, "n");
+            const auto digest = proto::get_u64(root, "digest");
+            const auto mine = ids();
+            if (n && digest && (*n != mine.size() || *digest != entity_digest(mine))) {
+                log.info("discovery: geckocore's view of this node differs from ours (" + std::to_string(*n) + " entities, we have " +
+                         std::to_string(mine.size()) + "); registering everything again");
+                register_again(now);
+            }
+        }
+    } else if (t == "graph") {
+        on_graph(root);
     } else if (t == "peers") {
         on_peers(root);
     } else if (t == "redirect") {
         on_redirect(root, now);
     } else if (t == "error") {
-        const auto id = wire::get_u64(root, "id").value_or(0);
-        const auto code = wire::get_str(root, "code").value_or("error");
-        const auto text = wire::get_str(root, "message").value_or("(no message)");
+        const auto id = proto::get_u64(root, "id").value_or(0);
+        const auto code = proto::get_str(root, "code").value_or("error");
+        const auto text = proto::get_str(root, "message").value_or("(no message)");
         if (code == "no_core") {  // the host door knows no core of our key (yet): keep asking it
             if (!door_warned) log.warn("discovery: " + text + "; waiting for it to start");
             door_warned = true;
@@ -417,12 +475,24 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     }
 }
 
+void DiscoveryClient::Impl::on_graph(const msgpack::object& root) {
+    if (!graph_callback) return;
+    const auto event = proto::get_str(root, "event").value_or("");
+    const auto name = proto::get_str(root, "name");
+    if (!name || (event != "appeared" && event != "gone")) {
+        ++malformed;
+        return;
+    }
+    graph_callback(event == "appeared", proto::get_bool(root, "service", false), *name,
+                   proto::get_str(root, "type").value_or(""));
+}
+
 // The host door (the well-known port of GECKO_CORE=host) names the core of our
 // key on that host: connect there, and come back to the door if it is lost.
 void DiscoveryClient::Impl::on_redirect(const msgpack::object& root, Clock::time_point now) {
     const auto door = finder->explicit_endpoint();
     if (door.empty() || core_endpoint != door) return;  // only the door we asked redirects us
-    const auto target = wire::redirect_target(root, door);
+    const auto target = proto::redirect_target(root, door);
     if (!target) {
         ++malformed;
         return;
@@ -468,61 +538,116 @@ std::string DiscoveryClient::Impl::local_endpoint_for(const std::string& bound) 
     return "tcp://" + addr + ":" + std::to_string(port);
 }
 
-void DiscoveryClient::Impl::run() {
-    auto now = Clock::now();
+void DiscoveryClient::Impl::start() {
+    const auto now = Clock::now();
     search_started = now;
     finder.emplace(opt);
     if (!opt.multicast && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
     refresh_attempts();
+    sync_watches();
+}
 
-    while (!stopping) {
-        now = Clock::now();
-        std::vector<std::function<void()>> todo;
-        {
-            std::lock_guard<std::mutex> lock(command_mutex);
-            todo.swap(commands);
+// The fds the reactor wakes us for: the core link (ZeroMQ's edge-style fd: we
+// read until it is empty on every call) and the finder's UDP sockets.
+void DiscoveryClient::Impl::sync_watches() {
+    std::vector<int> want;
+    if (dealer) want.push_back(dealer->get(zmq::sockopt::fd));
+    if (finder && finder->query_fd() >= 0) want.push_back(finder->query_fd());
+    if (finder && finder->listen_fd() >= 0) want.push_back(finder->listen_fd());
+    for (int fd : watched)
+        if (std::find(want.begin(), want.end(), fd) == want.end()) reactor->unwatch(fd);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        if (std::find(watched.begin(), watched.end(), want[i]) != watched.end()) continue;
+        // The reactor runs its tick (and so service()) after every handler: nothing to do here.
+        reactor->watch(want[i], [] {}, i == 0 && dealer.has_value());
+    }
+    watched = std::move(want);
+}
+
+void DiscoveryClient::Impl::read_dealer(Clock::time_point now) {
+    for (int budget = 256; budget > 0 && dealer; --budget) {
+        zmq::message_t msg;
+        if (!dealer->recv(msg, zmq::recv_flags::dontwait)) break;
+        while (msg.more()) {  // a ROUTER peer sends one frame; skip anything else
+            zmq::message_t rest;
+            if (!dealer->recv(rest, zmq::recv_flags::dontwait)) break;
+            ++malformed;
+            msg = std::move(rest);
         }
-        for (auto& f : todo) f();
+        on_message(msg, now);
+    }
+}
 
-        Clock::time_point wake = now + milliseconds(200);
-        if (!acked) {
-            if (finder->multicast_enabled()) wake = std::min(wake, finder->tick(now));
-            const bool fallback_due = !finder->multicast_enabled() || now - search_started >= opt.find_timeout;
-            if (!dealer && fallback_due && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
-            // With a fallback address that is only tried after the multicast
-            // search, give it find_timeout of its own before warning.
-            const bool fallback_later = finder->multicast_enabled() && !finder->explicit_endpoint().empty();
-            if (!warned && now - search_started >= (fallback_later ? 2 * opt.find_timeout : opt.find_timeout)) {
-                warned = true;
-                refresh_attempts();
-                log.warn("discovery: no geckocore for key '" + opt.key + "' yet (" + describe_attempts_copy() + "); still trying");
-            }
-            if (dealer && now >= next_hello) {
-                hello_unsent = !send_hello();
-                next_hello = now + (now - connected_at < milliseconds(1000) ? milliseconds(50) : milliseconds(250));
-            }
-            wake = std::min(wake, next_hello);
-            // A core the door sent us to that does not answer (it just exited, the
-            // door's entry is stale): ask the door again.
-            if (dealer && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
-            if (dealer && !wrong_key && core_endpoint == finder->explicit_endpoint() && now >= next_probe) {
-                std::string h;
-                std::uint16_t p = 0;
-                if (net::split_tcp_endpoint(core_endpoint, h, p)) {
-                    const auto r = net::tcp_probe(h, p, milliseconds(100));
-                    finder->note_unicast(r.empty() ? "TCP connects but no geckocore answers" : r);
-                    refresh_attempts();
+// One turn of the client: what is due is sent, what arrived is read. Returns
+// when it wants to run again. Runs on the reactor thread.
+Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
+    if (closed || !finder) return now + std::chrono::hours(1);
+    read_dealer(now);
+    for (int fd : {finder->query_fd(), finder->listen_fd()}) {
+        if (fd < 0) continue;
+        for (const auto& answer : finder->read(fd)) {
+            if (answer.endpoint != core_endpoint) {
+                if (!acked) {
+                    connect_to(answer.endpoint, now);
+                } else if (answer.instance != instance && other_cores_warned.insert(answer.instance).second) {
+                    log.warn("discovery: a second geckocore for key '" + opt.key + "' answers at " + answer.endpoint +
+                             "; this node uses the one at " + core_endpoint +
+                             ". Nodes may be split between them and not see each other: stop one "
+                             "(gecko doctor --key " + opt.key + " lists both)");
                 }
-                next_probe = now + std::max(opt.find_timeout, milliseconds(500));
+            } else if (acked && answer.instance != instance) {
+                register_again(now);  // same address, new core
             }
+            refresh_attempts();
+        }
+    }
+
+    Clock::time_point wake = now + milliseconds(200);
+    if (!acked) {
+        if (finder->multicast_enabled()) wake = std::min(wake, finder->tick(now));
+        const bool fallback_due = !finder->multicast_enabled() || now - search_started >= opt.find_timeout;
+        if (!dealer && fallback_due && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
+        // With a fallback address that is only tried after the multicast
+        // search, give it find_timeout of its own before warning.
+        const bool fallback_later = finder->multicast_enabled() && !finder->explicit_endpoint().empty();
+        if (!warned && now - search_started >= (fallback_later ? 2 * opt.find_timeout : opt.find_timeout)) {
+            warned = true;
+            refresh_attempts();
+            log.warn("discovery: no geckocore for key '" + opt.key + "' yet (" + describe_attempts_copy() + "); still trying");
+        }
+        // A core the door sent us to that does not answer (it just exited, the
+        // door's entry is stale): ask the door again.
+        if (dealer && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
+        if (dealer && now >= next_hello) {
+            hello_unsent = !send_hello();
+            next_hello = now + (now - connected_at < milliseconds(1000) ? milliseconds(50) : milliseconds(250));
+        }
+        wake = std::min(wake, next_hello);
+        if (dealer && !wrong_key && core_endpoint == finder->explicit_endpoint() && now >= next_probe) {
+            std::string h;
+            std::uint16_t p = 0;
+            if (net::split_tcp_endpoint(core_endpoint, h, p)) {
+                const auto r = net::tcp_probe(h, p, milliseconds(100));
+                finder->note_unicast(r.empty() ? "TCP connects but no geckocore answers" : r);
+                refresh_attempts();
+            }
+            next_probe = now + std::max(opt.find_timeout, milliseconds(500));
+        }
+    } else {
+        if (now - last_rx > std::max(opt.lease, core_lease)) {
+            lose_core(now, "no answer for " + std::to_string(std::max(opt.lease, core_lease).count()) + " ms");
+            wake = now;
         } else {
-            if (now - last_rx > std::max(opt.lease, core_lease)) {
-                lose_core(now, "no answer for " + std::to_string(std::max(opt.lease, core_lease).count()) + " ms");
-                continue;
-            }
             if (now >= next_heartbeat) {
-                wire::Writer w("hb", 1);
+                // The heartbeat says how many entities we have and a digest of
+                // their ids; the core answers with its view of us, so a
+                // registration lost on its side is noticed and repaired.
+                const auto mine = ids();
+                proto::Writer w("hb", 4);
                 w.kv("s", session);
+                w.kv("secret", secret);
+                w.kv("n", static_cast<std::uint64_t>(mine.size()));
+                w.kv("digest", entity_digest(mine));
                 send(w);
                 next_heartbeat = now + heartbeat_period;
             }
@@ -532,98 +657,72 @@ void DiscoveryClient::Impl::run() {
             }
             wake = std::min({wake, next_heartbeat, next_stats});
         }
-
-        zmq::pollitem_t items[4] = {};
-        int n = 0;
-        items[n++] = {nullptr, wake_read.get(), ZMQ_POLLIN, 0};
-        const int dealer_at = dealer ? n : -1;
-        // Until a hello is queued, also wait for the connection (POLLOUT) so the hello goes out at once.
-        if (dealer) items[n++] = {dealer->handle(), 0, static_cast<short>(ZMQ_POLLIN | (!acked && hello_unsent ? ZMQ_POLLOUT : 0)), 0};
-        const int query_at = finder->query_fd() >= 0 ? n : -1;
-        if (query_at >= 0) items[n++] = {nullptr, finder->query_fd(), ZMQ_POLLIN, 0};
-        const int listen_at = finder->listen_fd() >= 0 ? n : -1;
-        if (listen_at >= 0) items[n++] = {nullptr, finder->listen_fd(), ZMQ_POLLIN, 0};
-        const auto timeout = std::chrono::duration_cast<milliseconds>(wake - Clock::now());
-        try {
-            zmq::poll(items, static_cast<std::size_t>(n), std::max(milliseconds(0), timeout));
-        } catch (const zmq::error_t& e) {
-            if (e.num() != EINTR) log.warn(std::string("discovery: poll failed: ") + e.what());
-            continue;
-        }
-        now = Clock::now();
-        if (items[0].revents & ZMQ_POLLIN) {
-            char buf[64];
-            while (::read(wake_read.get(), buf, sizeof buf) > 0) {
-            }
-        }
-        if (dealer_at >= 0 && (items[dealer_at].revents & ZMQ_POLLOUT) && hello_unsent) next_hello = now;
-        if (dealer_at >= 0 && (items[dealer_at].revents & ZMQ_POLLIN)) {
-            for (int budget = 256; budget > 0 && dealer; --budget) {
-                zmq::message_t msg;
-                if (!dealer->recv(msg, zmq::recv_flags::dontwait)) break;
-                while (msg.more()) {  // a DEALER peer sends one frame; skip anything else
-                    zmq::message_t rest;
-                    if (!dealer->recv(rest, zmq::recv_flags::dontwait)) break;
-                    ++malformed;
-                    msg = std::move(rest);
-                }
-                on_message(msg, now);
-            }
-        }
-        for (int at : {query_at, listen_at}) {
-            if (at < 0 || !(items[at].revents & ZMQ_POLLIN)) continue;
-            for (const auto& answer : finder->read(static_cast<int>(items[at].fd))) {
-                if (answer.endpoint != core_endpoint) {
-                    if (!acked) {
-                        connect_to(answer.endpoint, now);
-                    } else if (answer.instance != instance && other_cores_warned.insert(answer.instance).second) {
-                        log.warn("discovery: a second geckocore for key '" + opt.key + "' answers at " +
-                                 answer.endpoint + "; this node uses the one at " + core_endpoint +
-                                 ". Nodes may be split between them and not see each other: stop one "
-                                 "(gecko doctor --key " + opt.key + " lists both)");
-                    }
-                } else if (acked && answer.instance != instance) {
-                    register_again(now);  // same address, new core
-                }
-            }
-            refresh_attempts();
-        }
     }
+    // Sending may have taken ZeroMQ's notice of a message that arrived
+    // meanwhile (its fd is edge-style): read once more before sleeping.
+    if (dealer && (dealer->get(zmq::sockopt::events) & ZMQ_POLLIN)) read_dealer(now);
+    sync_watches();
+    return wake;
+}
 
+void DiscoveryClient::Impl::say_goodbye() {
+    if (closed) return;
+    closed = true;
     // Withdraw everything, bounded: the core drops our session on "bye".
     if (dealer && acked) {
-        wire::Writer w("bye", 1);
+        proto::Writer w("bye", 2);
         w.kv("s", session);
+        w.kv("secret", secret);
         dealer->set(zmq::sockopt::linger, 200);
         send(w);
     }
-    dealer.reset();
+    for (int fd : watched) reactor->unwatch(fd);
+    watched.clear();
 }
 
 // ---- public API ------------------------------------------------------------------
 
-DiscoveryClient::DiscoveryClient(DiscoveryOptions options) {
+DiscoveryClient::DiscoveryClient(DiscoveryOptions options, Reactor* reactor) {
     if (!options.core.empty() && normalize_core_address(options.core).empty())
         throw Error(Errc::invalid_argument, "core address '" + options.core + "' is not host, host:port or tcp://host:port");
     if (options.lease.count() <= 0) throw Error(Errc::invalid_argument, "discovery lease must be positive");
     impl_ = std::make_unique<Impl>(std::move(options));
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw Error(Errc::transport, "discovery: pipe2 failed");
-    impl_->wake_read = net::Fd(fds[0]);
-    impl_->wake_write = net::Fd(fds[1]);
-    impl_->thread = std::thread([impl = impl_.get()] {
+    Impl* impl = impl_.get();
+    if (reactor) {
+        impl->reactor = reactor;
+    } else {
+        impl->own_reactor = std::make_unique<Reactor>();
+        impl->reactor = impl->own_reactor.get();
+        impl->own_reactor->start([impl](Reactor::Clock::time_point now) {
+            return impl->service(now);
+        });
+    }
+    impl->post([impl] {
         try {
-            impl->run();
+            impl->start();
         } catch (const std::exception& e) {
-            impl->log.error(std::string("discovery thread stopped: ") + e.what());
+            impl->log.error(std::string("discovery could not start: ") + e.what());
         }
     });
 }
 
 DiscoveryClient::~DiscoveryClient() {
-    impl_->stopping = true;
-    impl_->post([] {});
-    if (impl_->thread.joinable()) impl_->thread.join();
+    close();
+    if (impl_->own_reactor) impl_->own_reactor->stop();
+}
+
+void DiscoveryClient::close() {
+    if (impl_->own_reactor || !impl_->reactor->on_reactor_thread()) {
+        impl_->post([impl = impl_.get()] { impl->say_goodbye(); });
+        impl_->reactor->wake();
+    } else {
+        impl_->say_goodbye();
+    }
+}
+
+/// One turn, for a reactor shared with a node: what is due, then when next.
+Clock::time_point DiscoveryClient::service(Clock::time_point now) {
+    return impl_->service(now);
 }
 
 void DiscoveryClient::add(const Registration& r) {
@@ -638,8 +737,9 @@ void DiscoveryClient::remove(std::uint64_t id) {
         impl->registrations.erase(id);
         impl->watches.erase(id);
         if (impl->acked) {
-            wire::Writer w("remove", 2);
+            proto::Writer w("remove", 3);
             w.kv("s", impl->session);
+            w.kv("secret", impl->secret);
             w.kv("id", id);
             impl->send(w);
         }
@@ -663,6 +763,14 @@ void DiscoveryClient::report(std::vector<TopicStats> stats) {
     impl_->post([impl = impl_.get(), stats = std::move(stats)]() mutable {
         impl->stats = std::move(stats);
         impl->stats_pending = true;
+    });
+}
+
+void DiscoveryClient::watch_graph(std::function<void(bool, bool, const std::string&, const std::string&)> on_event) {
+    impl_->post([impl = impl_.get(), cb = std::move(on_event)]() mutable {
+        const bool was = static_cast<bool>(impl->graph_callback);
+        impl->graph_callback = std::move(cb);
+        if (impl->acked && impl->graph_callback && !was) impl->send_watch_graph();
     });
 }
 

@@ -29,16 +29,19 @@ struct Registration {
     EntityKind kind = EntityKind::publisher;
     std::string topic;                  ///< topic or service name
     std::string type_name;              ///< "gecko.msgs.Imu"; services: "<request type>-><reply type>"
-    std::vector<std::string> endpoints; ///< what the entity bound; tcp wildcards are rewritten by local_endpoint_for() when sent
+    bool latched = false;               ///< a publisher that replays its last message to late subscribers
 };
 
-/// A registration seen from elsewhere, with where it lives.
+/// A registration seen from elsewhere, with where its node lives.
 struct Peer {
     Registration reg;
-    std::string node;   ///< node name
-    std::string host;     ///< gethostname() of the node's host
-    std::string host_id;  ///< net::host_id() of the node (empty from older nodes)
+    std::string node;                   ///< node name
+    std::uint64_t session = 0;          ///< the node's session
+    std::string host;                   ///< gethostname() of the node's host
+    std::string host_id;                ///< net::host_id() of the node
     std::int32_t pid = 0;
+    std::string pid_ns;                 ///< readlink /proc/self/ns/pid of the node
+    std::vector<std::string> locators;  ///< where the node's out-ports are reached
 };
 
 /// Per-entity figures a node reports to the core every few seconds.
@@ -48,6 +51,7 @@ struct TopicStats {
     double bytes_per_s = 0;
     std::uint64_t drops = 0;
     std::int64_t latency_ns = -1;  ///< -1 = unknown
+    std::uint64_t unheard = 0;     ///< publishers: sent while nobody subscribed
 };
 
 /// How a node finds and talks to its core. Every field has a default.
@@ -62,24 +66,35 @@ struct DiscoveryOptions {
     std::string core;                               ///< "host", "host:port" or "tcp://host:port" (port 7651 if omitted); empty = none
     std::chrono::milliseconds lease{3000};          ///< heartbeat every lease/3; core considered lost after a lease of silence
     std::chrono::milliseconds find_timeout{1500};   ///< multicast silence after which `core` is tried and a warning is logged
+    std::vector<std::string> locators;              ///< the node's locators (tcp wildcards rewritten when sent)
 
     /// Defaults overridden by GECKO_KEY, GECKO_CORE, GECKO_MULTICAST=group:port,
     /// GECKO_INTERFACE and GECKO_NO_MULTICAST=1. Invalid values throw gecko::Error(invalid_argument).
     static DiscoveryOptions from_env();
 };
 
+/// The digest of a set of entity ids that heartbeats carry (docs/DISCOVERY.md §2).
+std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept;
+
 /// Parses "group:port" (port optional). Returns false on a malformed value.
 bool parse_multicast(const std::string& text, std::string& group, std::uint16_t& port);
 /// "host" / "host:port" / "tcp://host:port" -> "tcp://host:port"; empty string if malformed.
 std::string normalize_core_address(const std::string& text);
 
+class Reactor;
+
 class DiscoveryClient {
 public:
-    /// Starts the discovery thread; never blocks waiting for the core.
+    /// Starts discovering on `reactor` (the node's; it must outlive this client
+    /// or be stopped first), or on a reactor of its own when null. Never blocks
+    /// waiting for the core. Callbacks (watch, on_error) run on that reactor.
     /// @throws gecko::Error(invalid_argument) on a malformed option.
-    explicit DiscoveryClient(DiscoveryOptions options);
-    /// Withdraws every registration (best effort, bounded to ~200 ms) and stops the thread.
+    explicit DiscoveryClient(DiscoveryOptions options, Reactor* reactor = nullptr);
+    /// Withdraws every registration (best effort, bounded to ~200 ms). With the
+    /// node's reactor, call close() first, then stop the reactor.
     ~DiscoveryClient();
+    /// Says goodbye to the core (from any thread; idempotent).
+    void close();
     DiscoveryClient(const DiscoveryClient&) = delete;
     DiscoveryClient& operator=(const DiscoveryClient&) = delete;
 
@@ -97,6 +112,9 @@ public:
     void on_error(std::function<void(std::uint64_t id, const std::string& message)> cb);
     /// Latest figures, forwarded to the core on the next report tick (~3 s).
     void report(std::vector<TopicStats> stats);
+    /// Follows the key's topics: `on_event(appeared, service, name, type)`,
+    /// first for every topic that exists, then as they change. Empty: stop.
+    void watch_graph(std::function<void(bool appeared, bool service, const std::string& name, const std::string& type)> on_event);
     /// True once a core acknowledged this node (returns at once if it already has).
     bool wait_for_core(std::chrono::milliseconds timeout);
     /// True while a core is acknowledging our heartbeats.
@@ -111,6 +129,10 @@ public:
     std::uint64_t session() const noexcept;
     /// The core's instance id (0 while none acknowledged us).
     std::uint64_t core_instance() const noexcept;
+
+    /// One turn on a shared reactor (the node's tick calls it): returns when next.
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point service(Clock::time_point now);
 
     struct Impl;
 

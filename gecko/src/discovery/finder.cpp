@@ -65,7 +65,7 @@ CoreFinder::Clock::time_point CoreFinder::tick(Clock::time_point now) {
 }
 
 void CoreFinder::send_query() {
-    wire::Writer w("query", 4);
+    proto::Writer w("query", 4);
     w.kv("key", options_.key);
     w.kv("node", options_.node);
     w.kv("host", host_);
@@ -77,18 +77,18 @@ void CoreFinder::send_query() {
 std::vector<CoreAnswer> CoreFinder::read(int fd) {
     std::vector<CoreAnswer> out;
     if (fd < 0) return out;
-    char buf[wire::max_datagram];
+    char buf[proto::max_datagram];
     for (int budget = 64; budget > 0; --budget) {
         sockaddr_in from{};
         socklen_t len = sizeof from;
         const auto n = ::recvfrom(fd, buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
         if (n < 0) break;  // EAGAIN: drained
         std::string why;
-        std::optional<wire::Message> msg;
+        std::optional<proto::Message> msg;
         if (static_cast<std::size_t>(n) > sizeof buf)
             why = "oversized datagram (" + std::to_string(n) + " bytes)";
         else
-            msg = wire::Message::parse(buf, static_cast<std::size_t>(n), &why);
+            msg = proto::Message::parse(buf, static_cast<std::size_t>(n), &why);
         if (!msg) {
             ++malformed_;
             const auto now = Clock::now();
@@ -101,9 +101,9 @@ std::vector<CoreAnswer> CoreFinder::read(int fd) {
         }
         const bool reply = msg->type() == "core";
         if (!reply && msg->type() != "announce") continue;  // queries from other nodes: not for us
-        const auto key = wire::get_str(msg->root(), "key");
-        auto endpoint = wire::get_str(msg->root(), "endpoint");
-        const auto instance = wire::get_u64(msg->root(), "instance");
+        const auto key = proto::get_str(msg->root(), "key");
+        auto endpoint = proto::get_str(msg->root(), "endpoint");
+        const auto instance = proto::get_u64(msg->root(), "instance");
         if (!key || !endpoint || !instance) {
             ++malformed_;
             continue;
@@ -126,8 +126,8 @@ std::vector<CoreAnswer> CoreFinder::read(int fd) {
         CoreAnswer a;
         a.endpoint = net::is_wildcard_host(host) ? "tcp://" + net::to_string(from.sin_addr) + ":" + std::to_string(port) : *endpoint;
         a.instance = *instance;
-        a.host = wire::get_str(msg->root(), "host").value_or("");
-        a.pid = static_cast<std::int32_t>(wire::get_i64(msg->root(), "pid").value_or(0));
+        a.host = proto::get_str(msg->root(), "host").value_or("");
+        a.pid = static_cast<std::int32_t>(proto::get_i64(msg->root(), "pid").value_or(0));
         a.announcement = !reply;
         ++answers_;
         out.push_back(std::move(a));

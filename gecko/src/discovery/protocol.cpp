@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace gecko::detail::wire {
+namespace gecko::detail::proto {
 
 const char* to_string(EntityKind kind) noexcept {
     switch (kind) {
@@ -160,8 +160,8 @@ void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Regis
     pk.pack(r.topic);
     pk.pack(std::string_view("type"));
     pk.pack(r.type_name);
-    pk.pack(std::string_view("endpoints"));
-    pk.pack(r.endpoints);
+    pk.pack(std::string_view("latched"));
+    pk.pack(r.latched);
 }
 
 std::optional<Registration> read_registration(const msgpack::object& obj) {
@@ -170,29 +170,34 @@ std::optional<Registration> read_registration(const msgpack::object& obj) {
     const auto kind = get_str(obj, "kind");
     auto topic = get_str(obj, "topic");
     auto type = get_str(obj, "type");
-    auto endpoints = get_str_array(obj, "endpoints");
-    if (!id || !kind || !topic || !type || !endpoints) return std::nullopt;
+    if (!id || *id == 0 || !kind || !topic || !type) return std::nullopt;
     const auto k = kind_from_string(*kind);
     if (!k || topic->empty()) return std::nullopt;
     r.id = *id;
     r.kind = *k;
     r.topic = std::move(*topic);
     r.type_name = std::move(*type);
-    r.endpoints = std::move(*endpoints);
+    r.latched = get_bool(obj, "latched", false);
     return r;
 }
 
 void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p) {
-    pk.pack_map(9);
+    pk.pack_map(registration_fields + 7);
     pack_registration_fields(pk, p.reg);
     pk.pack(std::string_view("node"));
     pk.pack(p.node);
+    pk.pack(std::string_view("session"));
+    pk.pack(p.session);
     pk.pack(std::string_view("host"));
     pk.pack(p.host);
     pk.pack(std::string_view("hostid"));
     pk.pack(p.host_id);
     pk.pack(std::string_view("pid"));
     pk.pack(p.pid);
+    pk.pack(std::string_view("pidns"));
+    pk.pack(p.pid_ns);
+    pk.pack(std::string_view("locators"));
+    pk.pack(p.locators);
 }
 
 std::optional<Peer> read_peer(const msgpack::object& obj) {
@@ -201,14 +206,17 @@ std::optional<Peer> read_peer(const msgpack::object& obj) {
     Peer p;
     p.reg = std::move(*reg);
     p.node = get_str(obj, "node").value_or("");
+    p.session = get_u64(obj, "session").value_or(0);
     p.host = get_str(obj, "host").value_or("");
     p.host_id = get_str(obj, "hostid").value_or("");
     p.pid = static_cast<std::int32_t>(get_i64(obj, "pid").value_or(0));
+    p.pid_ns = get_str(obj, "pidns").value_or("");
+    p.locators = get_str_array(obj, "locators").value_or(std::vector<std::string>{});
     return p;
 }
 
 void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s) {
-    pk.pack_map(5);
+    pk.pack_map(6);
     pk.pack(std::string_view("id"));
     pk.pack(s.id);
     pk.pack(std::string_view("messages_per_s"));
@@ -219,6 +227,8 @@ void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s) {
     pk.pack(s.drops);
     pk.pack(std::string_view("latency_ns"));
     pk.pack(s.latency_ns);
+    pk.pack(std::string_view("unheard"));
+    pk.pack(s.unheard);
 }
 
 std::optional<TopicStats> read_stats(const msgpack::object& obj) {
@@ -230,7 +240,8 @@ std::optional<TopicStats> read_stats(const msgpack::object& obj) {
     s.bytes_per_s = get_f64(obj, "bytes_per_s").value_or(0);
     s.drops = get_u64(obj, "drops").value_or(0);
     s.latency_ns = get_i64(obj, "latency_ns").value_or(-1);
+    s.unheard = get_u64(obj, "unheard").value_or(0);
     return s;
 }
 
-}  // namespace gecko::detail::wire
+}  // namespace gecko::detail::proto

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-namespace gecko::detail::wire {
+namespace gecko::detail::proto {
 
-inline constexpr int version = 1;
+inline constexpr int version = 2;
 inline constexpr const char* default_multicast_group = "239.255.71.67";  // 239.255/16: administratively scoped ("G"=71, "C"=67)
 inline constexpr std::uint16_t default_multicast_port = 7650;
 inline constexpr std::uint16_t default_core_port = 7651;  // the host door (GECKO_CORE=host)
@@ -82,6 +82,8 @@ public:
         pk_.pack(value);
     }
     void key(std::string_view key) { pk_.pack(key); }
+    /// Appends bytes that are already msgpack (a value built apart).
+    void append_raw(const char* data, std::size_t size) { buf_.write(data, size); }
     msgpack::packer<msgpack::sbuffer>& packer() noexcept { return pk_; }
     const char* data() const noexcept { return buf_.data(); }
     std::size_t size() const noexcept { return buf_.size(); }
@@ -93,11 +95,12 @@ private:
 };
 
 // Structured values shared by several messages.
-void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r);  // 5 fields: id kind topic type endpoints
+void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r);  // 5 fields: id kind topic type latched
 std::optional<Registration> read_registration(const msgpack::object& obj);
-void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p);  // map of 8 fields
+inline constexpr std::uint32_t registration_fields = 5;
+void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p);  // map of 12 fields
 std::optional<Peer> read_peer(const msgpack::object& obj);
-void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s);  // map of 5 fields
+void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s);  // map of 6 fields
 std::optional<TopicStats> read_stats(const msgpack::object& obj);
 
-}  // namespace gecko::detail::wire
+}  // namespace gecko::detail::proto

@@ -35,11 +35,13 @@ bool reference_nothing(msgpack::type::object_type, std::size_t, void*) { return 
 std::string encode_announcement(const Announcement& a) {
     msgpack::sbuffer body;
     msgpack::packer<msgpack::sbuffer> pk(body);
-    pk.pack_map(a.wildcard ? 7 : 6);
+    pk.pack_map(a.wildcard ? 8 : 7);
     pk.pack(std::string_view("id"));
     pk.pack(a.id);
     pk.pack(std::string_view("kind"));
     pk.pack(a.kind);
+    pk.pack(std::string_view("topic"));
+    pk.pack(a.topic);
     pk.pack(std::string_view("type"));
     pk.pack(a.type.empty() ? std::string("*") : a.type);
     pk.pack(std::string_view("node"));
@@ -77,6 +79,7 @@ std::optional<Announcement> parse_announcement(std::string_view bytes) {
         if (!id || *id == 0) return std::nullopt;
         a.id = *id;
         a.kind = read_str(map, "kind").value_or("subscriber");
+        a.topic = read_str(map, "topic").value_or("");
         a.type = read_str(map, "type").value_or("*");
         if (a.type.empty()) a.type = "*";
         a.node = read_str(map, "node").value_or("");

@@ -35,6 +35,7 @@ void Buffer::resize(std::size_t n) {
 }
 
 void Buffer::write(const char* bytes, std::size_t n) {
+    if (n == 0) return;  // memcpy from a null pointer is undefined, even for 0 bytes
     reserve(size_ + n);
     std::memcpy(data_ + size_, bytes, n);
     size_ += n;

@@ -13,6 +13,7 @@ const char* to_string(Errc code) noexcept {
         case Errc::remote: return "remote";
         case Errc::protocol: return "protocol";
         case Errc::discovery: return "discovery";
+        case Errc::closed: return "closed";
     }
     return "unknown";
 }

@@ -34,6 +34,12 @@ struct CoreOptions {
     std::chrono::milliseconds lease{3000};            ///< a node silent this long is dropped; also the warm-up after start
     std::chrono::milliseconds announce_period{2000};  ///< period of announcements on the group (after 3 quick ones at start)
     std::chrono::milliseconds pid_check_period{200};  ///< kill(pid, 0) on same-host nodes
+    // Bounds on what one peer can make the core do or hold (refused with a reason, counted).
+    std::size_t max_entities_per_session = 4096;      ///< publishers, subscribers, servers, clients of one node
+    std::size_t max_sessions_per_host = 1024;         ///< nodes registered from one host
+    std::size_t max_types_per_topic = 16;             ///< distinct types declared on one topic (more is a flood)
+    std::size_t max_connections = 0;                  ///< TCP connections at once; 0: from the fd limit (raised at start)
+    std::chrono::milliseconds hello_timeout{10000};   ///< a connection that has not said hello by then is closed
 };
 
 /// Counters of unusual events, for tests and the "list" reply.
@@ -46,6 +52,9 @@ struct CoreCounters {
     std::uint64_t leases_expired = 0;
     std::uint64_t dead_processes = 0;       ///< same-host nodes found dead by kill(pid, 0)
     std::uint64_t type_conflicts = 0;
+    std::uint64_t refused = 0;              ///< registrations refused (limits, invalid names)
+    std::uint64_t auth_failures = 0;        ///< session messages without the session's secret
+    std::uint64_t connections_closed = 0;   ///< idle connections that never said hello, closed
 };
 
 class Core {
@@ -58,7 +67,7 @@ public:
     Core(const Core&) = delete;
     Core& operator=(const Core&) = delete;
 
-    /// Serves until stop() or until gecko::ok() turns false. Returns the exit code (0).
+    /// Serves until stop(). Returns the exit code (0).
     int run();
     /// run() on a background thread (tests).
     void start();

@@ -1,4 +1,4 @@
-// Publishes one message to itself over inproc: proves headers, library and
+// Publishes one message to itself (no discovery): proves headers, library and
 // dependencies all come from the installed package.
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/sensors.hpp>
@@ -10,12 +10,8 @@ int main() {
     options.key = "package-test";
     options.discovery = false;
     gecko::Node node(options);
-    gecko::PublisherOptions po;
-    po.endpoints = {"inproc://imu"};
-    auto pub = node.publisher<gecko::msgs::Imu>("imu", po);
-    gecko::SubscriberOptions so;
-    so.endpoints = {"inproc://imu"};
-    auto sub = node.subscriber<gecko::msgs::Imu>("imu", so);
+    auto pub = node.publisher<gecko::msgs::Imu>("imu");
+    auto sub = node.subscriber<gecko::msgs::Imu>("imu");
     // Generous bounds: CI runs this beside other tests on two cores.
     if (!pub.wait_for_subscribers(1, std::chrono::seconds(20))) {
         std::fprintf(stderr, "consumer: no subscriber connected within 20 s\n");

@@ -48,10 +48,10 @@ struct ControllerOptions {
     std::chrono::milliseconds resend_after{250};
     /// This controller's id on the wire; empty: "<node name>-<random hex>".
     std::string controller_id;
-    /// The request topic's publisher (endpoints: empty = automatic, found by discovery).
+    /// The request topic's publisher.
     PublisherOptions request_publisher;
-    /// The answer topic's subscriber (endpoints to connect to with discovery
-    /// off). Its depth is raised to at least 1024 so that no answer is overwritten.
+    /// The answer topic's subscriber. Its depth is raised to at least 1024 so
+    /// that no answer is overwritten.
     SubscriberOptions answer_subscriber;
 };
 
@@ -145,8 +145,6 @@ public:
 
     const std::string& id() const noexcept;                ///< the controller id on the wire
     const LockstepTopics& topics() const noexcept;         ///< the two topic names
-    std::vector<std::string> endpoints() const;            ///< the request publisher's bound endpoints
-    void connect(const std::string& answer_endpoint);      ///< connects to a simulation's answer endpoint by hand
     ControllerStats stats() const noexcept;
 
 private:

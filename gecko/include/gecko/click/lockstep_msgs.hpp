@@ -37,9 +37,8 @@
 /// Topic names: lockstep_topics(prefix) gives `PREFIX/click/request` and
 /// `PREFIX/click/answer` (gecko-sim uses the prefix `sim`).
 
+#include <gecko/message.hpp>
 #include <gecko/msgs/click.hpp>
-
-#include <msgpack.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -58,6 +57,10 @@ enum class RequestKind : std::uint8_t {
     error = 4,           ///< "Error": the controller ends the run; acknowledged by `Ended`
 };
 
+// On the wire a RequestKind is its name (a msgpack str).
+GECKO_MSG_ENUM_NAMED(RequestKind, (handshake_init, "HandshakeInit"), (sensor_request, "SensorRequest"),
+                     (control, "Control"), (reset, "Reset"), (error, "Error"))
+
 /// Which Click message an Answer carries.
 enum class AnswerKind : std::uint8_t {
     handshake = 0,  ///< "Handshake"
@@ -67,43 +70,28 @@ enum class AnswerKind : std::uint8_t {
     ended = 4,      ///< "Ended": acknowledges an Error request (not a Click message: Click has no answer there)
 };
 
+// On the wire an AnswerKind is its name (a msgpack str).
+GECKO_MSG_ENUM_NAMED(AnswerKind, (handshake, "Handshake"), (sensor, "Sensor"), (reset, "Reset"), (error, "Error"),
+                     (ended, "Ended"))
+
 constexpr const char* to_string(RequestKind k) noexcept {
-    switch (k) {
-        case RequestKind::handshake_init: return "HandshakeInit";
-        case RequestKind::sensor_request: return "SensorRequest";
-        case RequestKind::control: return "Control";
-        case RequestKind::reset: return "Reset";
-        case RequestKind::error: return "Error";
-    }
-    return "?";
+    const std::string_view name = wire::enum_name(k);
+    return name.empty() ? "?" : name.data();
 }
 
 constexpr const char* to_string(AnswerKind k) noexcept {
-    switch (k) {
-        case AnswerKind::handshake: return "Handshake";
-        case AnswerKind::sensor: return "Sensor";
-        case AnswerKind::reset: return "Reset";
-        case AnswerKind::error: return "Error";
-        case AnswerKind::ended: return "Ended";
-    }
-    return "?";
+    const std::string_view name = wire::enum_name(k);
+    return name.empty() ? "?" : name.data();
 }
 
 /// Parses the names of to_string(RequestKind); nullopt for anything else.
 constexpr std::optional<RequestKind> request_kind_from_string(std::string_view s) noexcept {
-    for (auto k : {RequestKind::handshake_init, RequestKind::sensor_request, RequestKind::control, RequestKind::reset,
-                   RequestKind::error}) {
-        if (s == to_string(k)) return k;
-    }
-    return std::nullopt;
+    return wire::enum_from_name<RequestKind>(s);
 }
 
 /// Parses the names of to_string(AnswerKind); nullopt for anything else.
 constexpr std::optional<AnswerKind> answer_kind_from_string(std::string_view s) noexcept {
-    for (auto k : {AnswerKind::handshake, AnswerKind::sensor, AnswerKind::reset, AnswerKind::error, AnswerKind::ended}) {
-        if (s == to_string(k)) return k;
-    }
-    return std::nullopt;
+    return wire::enum_from_name<AnswerKind>(s);
 }
 
 /// A controller's request, on the request topic. Exactly the field named by
@@ -167,88 +155,3 @@ std::optional<std::string> check_control(const msgs::click::Handshake& handshake
 const std::vector<double>& control_values(const msgs::click::ControlObject& object) noexcept;
 
 }  // namespace gecko::click
-
-// msgpack: the kinds travel as their names, so tools show "Control", not 2.
-namespace msgpack {
-MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
-
-namespace detail_gecko_lockstep {
-template <typename Enum, typename Parse>
-void convert_kind(const msgpack::object& o, Enum& v, Parse parse) {
-    if (o.type != msgpack::type::STR) throw msgpack::type_error();
-    auto parsed = parse(std::string_view(o.via.str.ptr, o.via.str.size));
-    if (!parsed) throw msgpack::type_error();
-    v = *parsed;
-}
-inline void set_static_str(msgpack::object& o, const char* s) {
-    o.type = msgpack::type::STR;
-    o.via.str.ptr = s;
-    o.via.str.size = static_cast<uint32_t>(std::char_traits<char>::length(s));
-}
-template <typename Stream>
-msgpack::packer<Stream>& pack_static_str(msgpack::packer<Stream>& p, const char* s) {
-    const auto n = static_cast<uint32_t>(std::char_traits<char>::length(s));
-    p.pack_str(n);
-    p.pack_str_body(s, n);
-    return p;
-}
-}  // namespace detail_gecko_lockstep
-
-template <>
-struct convert<gecko::click::RequestKind> {
-    const msgpack::object& operator()(const msgpack::object& o, gecko::click::RequestKind& v) const {
-        detail_gecko_lockstep::convert_kind(o, v, gecko::click::request_kind_from_string);
-        return o;
-    }
-};
-template <>
-struct pack<gecko::click::RequestKind> {
-    template <typename Stream>
-    msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& p, gecko::click::RequestKind v) const {
-        return detail_gecko_lockstep::pack_static_str(p, gecko::click::to_string(v));
-    }
-};
-template <>
-struct object<gecko::click::RequestKind> {
-    void operator()(msgpack::object& o, gecko::click::RequestKind v) const {
-        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
-    }
-};
-template <>
-struct object_with_zone<gecko::click::RequestKind> {
-    void operator()(msgpack::object::with_zone& o, gecko::click::RequestKind v) const {
-        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
-    }
-};
-
-template <>
-struct convert<gecko::click::AnswerKind> {
-    const msgpack::object& operator()(const msgpack::object& o, gecko::click::AnswerKind& v) const {
-        detail_gecko_lockstep::convert_kind(o, v, gecko::click::answer_kind_from_string);
-        return o;
-    }
-};
-template <>
-struct pack<gecko::click::AnswerKind> {
-    template <typename Stream>
-    msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& p, gecko::click::AnswerKind v) const {
-        return detail_gecko_lockstep::pack_static_str(p, gecko::click::to_string(v));
-    }
-};
-template <>
-struct object<gecko::click::AnswerKind> {
-    void operator()(msgpack::object& o, gecko::click::AnswerKind v) const {
-        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
-    }
-};
-template <>
-struct object_with_zone<gecko::click::AnswerKind> {
-    void operator()(msgpack::object::with_zone& o, gecko::click::AnswerKind v) const {
-        detail_gecko_lockstep::set_static_str(o, gecko::click::to_string(v));
-    }
-};
-
-}  // namespace adaptor
-}  // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
-}  // namespace msgpack

@@ -113,10 +113,10 @@ struct SimulationServerOptions {
     std::chrono::milliseconds takeover_after{10000};
     /// An Error request also ends run() (as an interrupt does), for one-shot simulations.
     bool exit_on_error{false};
-    /// The request topic's subscriber (endpoints to connect to with discovery
-    /// off). Its depth is raised to at least 1024 so that no request is overwritten.
+    /// The request topic's subscriber. Its depth is raised to at least 1024 so
+    /// that no request is overwritten.
     SubscriberOptions request_subscriber;
-    /// The answer topic's publisher (endpoints: empty = automatic, found by discovery).
+    /// The answer topic's publisher.
     PublisherOptions answer_publisher;
 };
 
@@ -171,8 +171,6 @@ public:
     SimulationStatus status() const;
 
     const LockstepTopics& topics() const noexcept;   ///< the two topic names
-    std::vector<std::string> endpoints() const;      ///< the answer publisher's bound endpoints
-    void connect(const std::string& request_endpoint);  ///< connects to a controller's request endpoint by hand
 
 private:
     struct Impl;

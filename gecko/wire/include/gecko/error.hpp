@@ -11,7 +11,7 @@ namespace gecko {
 /// What went wrong, for programs. The message (`what()`) says it for people.
 enum class Errc {
     invalid_argument,  ///< a bad option, name or endpoint passed by the caller
-    transport,         ///< ZeroMQ refused (bind, connect, send)
+    transport,         ///< the transport refused (bind, connect, send)
     timeout,           ///< a bounded wait ran out
     no_peer,           ///< nobody to talk to (no service server, no core)
     type_mismatch,     ///< the two sides disagree on a message type
@@ -19,6 +19,7 @@ enum class Errc {
     remote,            ///< the other side answered with an error
     protocol,          ///< a peer broke the protocol (wrong order, unknown message)
     discovery,         ///< the discovery core could not be found or refused us
+    closed,            ///< the Node this handle belongs to was destroyed
 };
 
 /// Returns a short stable name for a code ("timeout", "type_mismatch", ...).

@@ -363,7 +363,7 @@ void pack_value(Packer& pk, const V& v) {
     } else if constexpr (is_msg_enum<V>::value) {
         pack_enum(pk, v);
     } else if constexpr (std::is_enum_v<V>) {
-        pk.pack(v);  // an enum with its own msgpack-c adaptor (predates GECKO_MSG_ENUM)
+        static_assert(dependent_false_v<V>, "gecko: declare this enum with GECKO_MSG_ENUM or GECKO_MSG_ENUM_NAMED to use it in a message");
     } else if constexpr (std::is_same_v<V, std::string>) {
         pack_str(pk, v);
     } else if constexpr (std::is_same_v<V, BytesView> || is_byte_container_v<V>) {
@@ -464,32 +464,6 @@ void read_enum(Reader& r, E& v) {
                       " enumerator");
 }
 
-/// An enum with its own msgpack-c adaptor (and no GECKO_MSG_ENUM): the str
-/// or int is handed to the adaptor as a msgpack::object pointing into the input.
-template <class E>
-void read_adapted_enum(Reader& r, E& v) {
-    msgpack::object o;
-    std::string_view text;
-    if (r.try_read_str(text)) {
-        o.type = msgpack::type::STR;
-        o.via.str.ptr = text.data();
-        o.via.str.size = static_cast<std::uint32_t>(text.size());
-    } else if (r.peek() == Type::integer) {
-        const auto number = r.read_int<std::int64_t>();
-        o.type = number < 0 ? msgpack::type::NEGATIVE_INTEGER : msgpack::type::POSITIVE_INTEGER;
-        if (number < 0) o.via.i64 = number;
-        else o.via.u64 = static_cast<std::uint64_t>(number);
-    } else {
-        throw DecodeError(std::string("has msgpack type ") + to_string(r.peek()) + ", expected a str or an int (an enum)");
-    }
-    try {
-        o.convert(v);
-    } catch (const msgpack::type_error&) {
-        throw DecodeError("is " + (text.data() ? quote(text) : std::to_string(o.via.i64)) +
-                          ", which the enum's msgpack adaptor refuses");
-    }
-}
-
 template <class V>
 void read_value(Reader& r, V& v);
 
@@ -558,7 +532,7 @@ void read_value(Reader& r, V& v) {
     } else if constexpr (is_msg_enum<V>::value) {
         read_enum(r, v);
     } else if constexpr (std::is_enum_v<V>) {
-        read_adapted_enum(r, v);
+        static_assert(dependent_false_v<V>, "gecko: declare this enum with GECKO_MSG_ENUM or GECKO_MSG_ENUM_NAMED to use it in a message");
     } else if constexpr (std::is_same_v<V, std::string>) {
         const std::string_view s = r.read_str();
         v.assign(s.data(), s.size());

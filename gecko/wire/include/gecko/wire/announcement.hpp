@@ -11,7 +11,7 @@
 ///                 4 bytes, then 4 zero bytes, and `wildcard: true`)
 ///     byte  8     0x00   (a data frame has 'G' here: an announcement never matches one)
 ///     byte  9     0x01   (announcement version)
-///     bytes 10-   a msgpack map: id, kind, type, node, session, depth, wildcard
+///     bytes 10-   a msgpack map: id, kind, topic, type, node, session, depth, wildcard
 ///
 /// kind is "subscriber" (data), "server" (its requests channel) or "client"
 /// (its replies channel); type "*" (or "") accepts any type (tools).
@@ -30,6 +30,7 @@ struct Announcement {
     bool wildcard = false;      ///< every channel of the key (channel's key part)
     std::uint64_t id = 0;       ///< the subscribing entity
     std::string kind = "subscriber";
+    std::string topic;          ///< the topic or service name (a server is found by it without discovery)
     std::string type = "*";     ///< the type it expects; "*" any
     std::string node;           ///< its node's name
     std::uint64_t session = 0;  ///< its node's discovery session

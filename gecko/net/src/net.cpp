@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "discovery/net.hpp"
+#include "gecko/net/net.hpp"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace gecko::detail::net {
+namespace gecko::net {
 
 std::string hostname() {
     char buf[256] = {};
@@ -271,4 +271,4 @@ std::string tcp_probe(const std::string& host, std::uint16_t port, std::chrono::
     return err == 0 ? "" : std::strerror(err);
 }
 
-}  // namespace gecko::detail::net
+}  // namespace gecko::net

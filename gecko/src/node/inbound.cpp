@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "node/inbound.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "gecko/signals.hpp"
+#include "gecko/time.hpp"
+#include "node/notices.hpp"
+#include "node/reactor.hpp"
+
+namespace gecko::detail {
+namespace {
+
+// The reactor leaves the ports to application threads that drained them this recently.
+constexpr std::int64_t app_quiet_ns = 10'000'000;
+// At most this many frames per drain before the holder looks at its own wait again.
+constexpr int drain_budget = 4096;
+
+std::int64_t steady_now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+void signal(int fd) noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+}
+
+void consume(int fd) noexcept {
+    std::uint64_t v;
+    [[maybe_unused]] auto n = ::read(fd, &v, sizeof v);
+}
+
+std::vector<wire::Channel> channels_of(const Sink& sink) {
+    std::vector<wire::Channel> out{sink.config().channel};
+    if (sink.config().directed != 0) out.push_back(sink.config().directed);
+    return out;
+}
+
+}  // namespace
+
+Inbound::Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::vector<std::string>> schemes,
+                 Notices& notices, Reactor& reactor)
+    : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor) {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+Inbound::~Inbound() { ::close(wake_fd_); }
+
+// ---- operations on the ports ---------------------------------------------------------------
+
+void Inbound::run(Op op) {
+    std::unique_lock<std::mutex> io(io_, std::try_to_lock);
+    if (io.owns_lock()) {
+        apply_pending();
+        op();
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(pending_mutex_);
+        pending_.push_back(std::move(op));
+        has_pending_ = true;
+    }
+    signal(wake_fd_);  // a leader blocked in a port's wait applies it
+    reactor_.wake();   // or the reactor, if the holder was the reactor itself
+}
+
+void Inbound::apply_pending() {
+    if (!has_pending_.load(std::memory_order_acquire)) return;
+    std::vector<Op> ops;
+    {
+        std::lock_guard<std::mutex> lock(pending_mutex_);
+        ops.swap(pending_);
+        has_pending_ = false;
+    }
+    for (auto& op : ops) op();
+}
+
+InPort* Inbound::port_for(const std::string& locator) {
+    const auto scheme = scheme_of(locator);
+    for (std::size_t i = 0; i < ports_.size(); ++i)
+        for (const auto& s : schemes_[i])
+            if (s == scheme) return ports_[i].get();
+    return nullptr;
+}
+
+void Inbound::add_sink(Sink& sink, const std::string& announcement) {
+    {
+        std::unique_lock<std::shared_mutex> lock(routes_mutex_);
+        if (sink.config().wildcard) {
+            wildcard_routes_.push_back(&sink);
+        } else {
+            for (auto c : channels_of(sink)) routes_[c].push_back(&sink);
+        }
+    }
+    Interest data{sink.config().channel, sink.config().wildcard, announcement};
+    Interest directed{sink.config().directed, false, {}};
+    const bool has_directed = sink.config().directed != 0;
+    run([this, data, directed, has_directed] {
+        for (auto& port : ports_) {
+            port->subscribe(data);
+            if (has_directed) port->subscribe(directed);
+        }
+    });
+}
+
+void Inbound::remove_sink(Sink& sink, const std::string& announcement) {
+    {
+        // Exclusive: waits for a frame being routed to finish; none reaches the sink afterwards.
+        std::unique_lock<std::shared_mutex> lock(routes_mutex_);
+        auto drop = [&](std::vector<Sink*>& v) { v.erase(std::remove(v.begin(), v.end(), &sink), v.end()); };
+        drop(wildcard_routes_);
+        for (auto c : channels_of(sink)) {
+            const auto it = routes_.find(c);
+            if (it == routes_.end()) continue;
+            drop(it->second);
+            if (it->second.empty()) routes_.erase(it);
+        }
+    }
+    Interest data{sink.config().channel, sink.config().wildcard, announcement};
+    Interest directed{sink.config().directed, false, {}};
+    const bool has_directed = sink.config().directed != 0;
+    run([this, data, directed, has_directed] {
+        for (auto& port : ports_) {
+            port->unsubscribe(data);
+            if (has_directed) port->unsubscribe(directed);
+        }
+    });
+}
+
+void Inbound::connect(const std::string& locator) {
+    run([this, locator] {
+        if (!connections_.emplace(locator, 1).second) return;
+        InPort* port = port_for(locator);
+        std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
+        if (!port || !port->connect(locator, why)) {
+            connections_.erase(locator);
+            // The locator came from another node: say so once, never throw (it is not ours to fix).
+            notices_.add(LogLevel::warn, "unusable locator",
+                         "cannot connect to another node at '" + locator + "': " + why +
+                             "; its messages will not reach this node");
+        }
+    });
+}
+
+void Inbound::disconnect(const std::string& locator) {
+    run([this, locator] {
+        if (!connections_.erase(locator)) return;
+        if (InPort* port = port_for(locator)) port->disconnect(locator);
+    });
+}
+
+// ---- draining ------------------------------------------------------------------------------------
+
+bool Inbound::drain() {
+    bool any = false;
+    std::int64_t now = 0;  // one clock read per drain: frames taken together share a receive time
+    for (auto& port : ports_) {
+        Frame frame;
+        for (int budget = drain_budget; budget > 0 && port->take(frame); --budget) {
+            if (now == 0) now = now_ns();
+            route(frame, now);
+            any = true;
+        }
+    }
+    return any;
+}
+
+void Inbound::route(Frame& frame, std::int64_t receive_ns) {
+    if (frame.size() < 8) {
+        unrouted_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    const wire::Channel channel = wire::load_channel(frame.data());
+    bool routed = false;
+    std::shared_lock<std::shared_mutex> lock(routes_mutex_);
+    if (const auto it = routes_.find(channel); it != routes_.end()) {
+        for (Sink* sink : it->second) routed = sink->offer(frame, receive_ns) || routed;
+        routed = routed || !it->second.empty();
+    }
+    for (Sink* sink : wildcard_routes_) {
+        if (wire::key_part(sink->config().channel) != wire::key_part(channel)) continue;
+        sink->offer(frame, receive_ns);
+        routed = true;
+    }
+    if (!routed) unrouted_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Inbound::delivered() {
+    {
+        std::lock_guard<std::mutex> lock(followers_mutex_);
+        ++generation_;
+        if (followers_ == 0) return;
+    }
+    followers_cv_.notify_all();
+}
+
+// ---- waiting --------------------------------------------------------------------------------------
+
+bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadline) {
+    for (;;) {
+        if (ready()) return true;
+        if (closed_.load() || !gecko::ok()) return false;
+        if (Clock::now() >= deadline) return false;
+        std::unique_lock<std::mutex> io(io_, std::try_to_lock);
+        if (io.owns_lock()) {
+            app_leading_ = true;
+            lead(ready, deadline);
+            app_leading_ = false;
+            io.unlock();
+            // Someone else may be waiting to lead: let them look.
+            delivered();
+            continue;
+        }
+        std::unique_lock<std::mutex> lock(followers_mutex_);
+        const auto seen = generation_;
+        ++followers_;
+        followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
+        --followers_;
+    }
+}
+
+void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadline) {
+    for (;;) {
+        apply_pending();
+        if (drain()) delivered();
+        last_app_drain_ns_ = steady_now_ns();
+        if (ready() || closed_.load() || !gecko::ok()) return;
+        const auto now = Clock::now();
+        if (now >= deadline) return;
+        wait_ports(deadline - now);
+    }
+}
+
+void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
+    if (ports_.size() == 1) {
+        ports_[0]->wait(timeout, wake_fd_);
+    } else {
+        // Every port was just drained (take() until false), so each event fd
+        // fires again on the next arrival.
+        std::vector<pollfd> fds;
+        for (auto& p : ports_) fds.push_back(pollfd{p->event_fd(), POLLIN, 0});
+        fds.push_back(pollfd{wake_fd_, POLLIN, 0});
+        const auto ms = static_cast<int>((timeout.count() + 999999) / 1000000);
+        ::poll(fds.data(), fds.size(), ms);
+    }
+    pollfd wake{wake_fd_, POLLIN, 0};
+    if (::poll(&wake, 1, 0) > 0) consume(wake_fd_);
+}
+
+void Inbound::drain_now() {
+    std::unique_lock<std::mutex> io(io_, std::try_to_lock);
+    if (!io.owns_lock()) return;  // the holder is draining
+    apply_pending();
+    if (drain()) delivered();
+    last_app_drain_ns_ = steady_now_ns();
+}
+
+void Inbound::wake_all() {
+    signal(wake_fd_);
+    {
+        std::lock_guard<std::mutex> lock(followers_mutex_);
+        ++generation_;
+    }
+    followers_cv_.notify_all();
+}
+
+void Inbound::close() {
+    closed_ = true;
+    wake_all();
+}
+
+// ---- the reactor ---------------------------------------------------------------------------------
+
+Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
+    if (closed_.load()) return now + std::chrono::hours(1);
+    const bool app_active = app_leading_.load() || steady_now_ns() - last_app_drain_ns_.load() < app_quiet_ns;
+    if (app_active) {
+        // An application thread is reading: stay out of its way (and do not
+        // wake up for every frame it takes), but look again soon.
+        set_reactor_watch(false);
+        if (has_pending_.load()) {
+            std::unique_lock<std::mutex> io(io_, std::try_to_lock);
+            if (io.owns_lock()) apply_pending();
+        }
+        return now + std::chrono::milliseconds(10);
+    }
+    {
+        std::unique_lock<std::mutex> io(io_, std::try_to_lock);
+        if (io.owns_lock()) {
+            apply_pending();
+            if (drain()) delivered();
+        }
+    }
+    set_reactor_watch(true);
+    return now + std::chrono::milliseconds(100);
+}
+
+void Inbound::set_reactor_watch(bool watch) {
+    if (watch == reactor_watching_) return;
+    reactor_watching_ = watch;
+    for (auto& port : ports_) {
+        if (watch) {
+            // Edge-triggered, as ZeroMQ's ZMQ_FD wants: the tick drains until empty.
+            reactor_.watch(port->event_fd(), [this] { reactor_tick(Clock::now()); }, true);
+        } else {
+            reactor_.unwatch(port->event_fd());
+        }
+    }
+}
+
+}  // namespace gecko::detail

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The receiving half of a node session: its in-ports (one per transport),
+// the table that routes each arriving frame to the sinks of its channel, and
+// who reads the ports.
+//
+// Leader and followers. Only one thread at a time uses the in-ports (holds
+// io_): the *leader*. An application thread that waits for a message
+// (receive(), spin(), a service call) becomes the leader if it can, so a
+// message goes from the transport to the thread that wants it with no hand-off
+// between threads (a hand-off costs 5-50 us on a loaded 2-vCPU machine: see
+// docs/design/node-session.md). It drains every frame that is there into the
+// sinks it belongs to, waking the other waiting threads (the *followers*) whose
+// sink got one, and gives the ports back when its own wait ends. While no
+// application thread has drained the ports for 10 ms (its callback is slow, or
+// nobody is receiving), the node's reactor drains them, so keep-last-N queues
+// stay fresh: what a slow reader gets is at most depth × the publish period
+// plus ~10 ms old, never seconds of transport backlog.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "node/sink.hpp"
+#include "transport/transport.hpp"
+
+namespace gecko::detail {
+
+class Notices;
+class Reactor;
+
+class Inbound {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    /// Takes the node's in-ports; `schemes[i]` are the locator schemes `ports[i]` connects to.
+    Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::vector<std::string>> schemes,
+            Notices& notices, Reactor& reactor);
+    ~Inbound();
+    Inbound(const Inbound&) = delete;
+    Inbound& operator=(const Inbound&) = delete;
+
+    // ---- routing (any thread) ----------------------------------------------------
+    /// Routes `sink`'s channels to it and subscribes them (with `announcement`) on every port.
+    void add_sink(Sink& sink, const std::string& announcement);
+    /// Stops routing to `sink` (no offer() reaches it once this returns) and unsubscribes.
+    void remove_sink(Sink& sink, const std::string& announcement);
+
+    // ---- links to other nodes (any thread) -----------------------------------------
+    /// Connects to another node's out-port (once per locator; counted).
+    void connect(const std::string& locator);
+    void disconnect(const std::string& locator);
+
+    // ---- waiting (application threads) ------------------------------------------------
+    /// Waits until `ready()` or `deadline`, or the node closes or shutdown is
+    /// requested (ok() turns false). `ready` must be cheap and thread-safe.
+    bool wait(const std::function<bool()>& ready, Clock::time_point deadline);
+    /// Moves what the links hold into the sinks now, if no other thread is
+    /// doing it (never blocks): a reader looks at the newest, not at what an
+    /// idle moment left in its queue.
+    void drain_now();
+    /// Wakes every waiting thread to re-check (shutdown, close).
+    void wake_all();
+    /// Wakes every waiter; from now on wait() returns at once.
+    void close();
+
+    // ---- the reactor ---------------------------------------------------------------------
+    /// Drains the ports if no application thread does; returns when to call again.
+    Clock::time_point reactor_tick(Clock::time_point now);
+
+    /// Frames that arrived for no sink (a channel just unsubscribed, or none of ours).
+    std::uint64_t unrouted() const noexcept { return unrouted_.load(); }
+
+private:
+    using Op = std::function<void()>;
+    void run(Op op);                         // on the io holder: now, or queued for it
+    void apply_pending();                    // io_ held
+    bool drain();                            // io_ held; true if a frame reached a sink
+    void route(Frame& frame, std::int64_t receive_ns);
+    void lead(const std::function<bool()>& ready, Clock::time_point deadline);
+    void wait_ports(std::chrono::nanoseconds timeout);
+    void delivered();                        // wakes followers after a drain that delivered
+    void set_reactor_watch(bool watch);      // reactor thread only
+    InPort* port_for(const std::string& locator);
+
+    std::vector<std::unique_ptr<InPort>> ports_;
+    std::vector<std::vector<std::string>> schemes_;
+    Notices& notices_;
+    Reactor& reactor_;
+    int wake_fd_ = -1;  // wakes a leader blocked in a port's wait
+
+    std::mutex io_;  // held by the leader: the only thread that touches the ports
+    std::mutex pending_mutex_;
+    std::vector<Op> pending_;
+    std::atomic<bool> has_pending_{false};
+
+    std::shared_mutex routes_mutex_;  // shared while routing a frame; exclusive to change the table
+    std::unordered_map<wire::Channel, std::vector<Sink*>> routes_;
+    std::vector<Sink*> wildcard_routes_;
+
+    std::mutex followers_mutex_;
+    std::condition_variable followers_cv_;
+    std::uint64_t generation_ = 0;  // bumped when something a follower waits for may have happened
+    int followers_ = 0;
+
+    std::atomic<bool> closed_{false};
+    std::atomic<bool> app_leading_{false};
+    std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
+    bool reactor_watching_ = false;                   // reactor thread only
+    std::atomic<std::uint64_t> unrouted_{0};
+    std::unordered_map<std::string, int> connections_;  // io holder only: locator -> users
+};
+
+}  // namespace gecko::detail

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "node/node_impl.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "discovery/net.hpp"
+#include "gecko/error.hpp"
+#include "gecko/net/zmq_socket.hpp"
+#include "gecko/signals.hpp"
+#include "gecko/time.hpp"
+#include "transport/mem_transport.hpp"
+#include "transport/zmq_transport.hpp"
+
+namespace gecko::detail {
+namespace {
+
+std::string pid_namespace() {
+    char buf[128] = {};
+    const auto n = ::readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The link of a node to itself: how its own subscribers hear its own publishers.
+std::string self_locator(const std::vector<std::string>& locators) {
+    for (const char* scheme : {"mem", "inproc", "ipc", "tcp"})
+        for (const auto& l : locators)
+            if (scheme_of(l) == scheme) return l;
+    return {};
+}
+
+}  // namespace
+
+NodeImpl::NodeImpl(NodeOptions options)
+    : options_(std::move(options)), logger_(options_.name), notices_(logger_), random_(std::random_device{}()) {
+    if (options_.key.empty())
+        throw Error(Errc::invalid_argument, "gecko::Node needs a key (the robot's name): pass one or set GECKO_KEY");
+    if (options_.ipc_directory.empty()) options_.ipc_directory = "/tmp";
+    here_.host = net::hostname();
+    here_.host_id = net::host_id();
+    here_.pid = static_cast<std::int32_t>(::getpid());
+    here_.pid_namespace = pid_namespace();
+    session_ = net::random_id();
+
+    // Transports: which schemes this node offers (or the exact locators to bind).
+    std::vector<std::string> schemes = options_.transports;
+    for (const auto& l : options_.listen) {
+        const std::string s(scheme_of(l));
+        if (!has(schemes, s)) schemes.push_back(s);
+    }
+    std::vector<std::string> zmq_schemes;
+    for (const auto& s : schemes) {
+        if (s == "tcp" || s == "ipc" || s == "inproc") {
+            zmq_schemes.push_back(s);
+        } else if (s != "mem") {
+            throw Error(Errc::invalid_argument, "node '" + options_.name + "': unknown transport '" + s +
+                                                    "' (known: inproc, ipc, tcp, mem)");
+        }
+    }
+    PortOptions po;
+    po.node = options_.name;
+    po.session = session_;
+    po.key = options_.key;
+    po.ipc_directory = options_.ipc_directory;
+    po.tcp_address = options_.tcp_address;
+    po.send_queue = options_.send_queue;
+    po.receive_queue = options_.receive_queue;
+    po.max_message_size = options_.max_message_size;
+    po.linger = options_.linger;
+    po.listen = options_.listen;
+
+    std::vector<std::unique_ptr<OutPort>> outs;
+    std::vector<std::unique_ptr<InPort>> ins;
+    std::vector<std::vector<std::string>> in_schemes;
+    if (!zmq_schemes.empty() || options_.transports.empty()) {
+        context_ = net::process_context();
+        // A zmq in-port connects to any ZeroMQ locator, whatever this node offers itself.
+        transports_.push_back(make_zmq_transport(context_, options_.listen.empty() ? zmq_schemes : std::vector<std::string>{"inproc"}));
+        outs.push_back(transports_.back()->open_out(po));
+        ins.push_back(transports_.back()->open_in(po));
+        in_schemes.push_back({"tcp", "ipc", "inproc"});
+    }
+    if (has(schemes, "mem")) {
+        transports_.push_back(make_mem_transport());
+        outs.push_back(transports_.back()->open_out(po));
+        ins.push_back(transports_.back()->open_in(po));
+        in_schemes.push_back({"mem"});
+    }
+    outbound_ = std::make_unique<Outbound>(std::move(outs), options_.key, notices_);
+    inbound_ = std::make_unique<Inbound>(std::move(ins), std::move(in_schemes), notices_, reactor_);
+    notices_.on_added([this] { reactor_.wake(); });
+
+    // Our own subscribers hear our own publishers through a link to ourselves.
+    if (const auto self = self_locator(outbound_->locators()); !self.empty()) inbound_->connect(self);
+    for (const auto& peer : options_.peers) inbound_->connect(peer);
+
+    if (options_.discovery) {
+        DiscoveryOptions d = discovery_options();
+        d.locators = outbound_->locators();
+        discovery_ = std::make_unique<DiscoveryClient>(std::move(d), &reactor_);
+        discovery_->on_error([this](std::uint64_t, const std::string& message) {
+            notices_.add(LogLevel::error, message, message);  // logged once per distinct conflict
+        });
+        // Sessions: the discovery client's id is ours.
+        session_ = discovery_->session();
+    }
+    for (int fd : outbound_->event_fds())
+        reactor_.watch(fd, [this] { outbound_->drain_events(); }, true);
+    reactor_.start([this](Reactor::Clock::time_point now) { return tick(now); });
+}
+
+NodeImpl::~NodeImpl() { close(); }
+
+void NodeImpl::throw_closed(const std::string& what) const {
+    throw Error(Errc::closed, what + " outlived its node '" + options_.name + "' (key '" + options_.key +
+                                  "'): the Node was destroyed, so it no longer sends or receives");
+}
+
+std::uint64_t NodeImpl::new_id() {
+    std::lock_guard<std::mutex> lock(random_mutex_);
+    std::uint64_t id = 0;
+    while (id == 0) id = random_();
+    return id;
+}
+
+DiscoveryOptions NodeImpl::discovery_options() const {
+    DiscoveryOptions d;
+    d.key = options_.key;
+    d.node = options_.name;
+    d.core = options_.core;
+    d.interface = options_.interface;
+    d.multicast = options_.multicast_enabled;
+    d.lease = options_.lease;
+    if (!options_.multicast.empty() && !parse_multicast(options_.multicast, d.multicast_group, d.multicast_port)) {
+        throw Error(Errc::invalid_argument, "multicast '" + options_.multicast +
+                                                "' is not GROUP[:PORT] with GROUP in 224.0.0.0/4 and PORT 1-65535");
+    }
+    return d;
+}
+
+void NodeImpl::close() {
+    std::lock_guard<std::mutex> guard(close_mutex_);
+    if (closed_.exchange(true)) return;
+    stop_spinner();
+    inbound_->close();
+    // Entities first: publishers say "end" to their subscribers while the links are up.
+    std::vector<Entity*> entities;
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        for (auto& [id, e] : entities_) entities.push_back(e);
+    }
+    for (Entity* e : entities) e->node_closed();
+    if (discovery_) {
+        discovery_->close();  // posts the goodbye; stop() below runs it
+    }
+    reactor_.stop();
+    notices_.flush();
+    discovery_.reset();
+    outbound_->close();
+}
+
+// ---- entities -----------------------------------------------------------------------------------
+
+void NodeImpl::attach(Entity& e, const Registration& registration) {
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        entities_[e.id()] = &e;
+    }
+    if (discovery_) discovery_->add(registration);
+}
+
+void NodeImpl::attach_watching(Entity& e, const Registration& registration) {
+    attach(e, registration);
+    if (!discovery_) return;
+    const std::uint64_t id = e.id();
+    discovery_->watch(id, [this, id](const std::vector<Peer>& peers) {
+        on_peers(id, peers);
+        std::lock_guard<std::mutex> lock(entities_mutex_);  // detach() waits for this
+        const auto it = entities_.find(id);
+        if (it != entities_.end()) it->second->peers_changed(peers);
+    });
+}
+
+void NodeImpl::detach(Entity& e) {
+    const std::uint64_t id = e.id();
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        entities_.erase(id);
+    }
+    if (closed()) return;
+    if (discovery_) discovery_->remove(id);
+    reactor_.post([this, id] {
+        // Its links go when no other entity needs them (prune_links).
+        const auto it = wants_.find(id);
+        if (it == wants_.end()) return;
+        for (auto session : it->second) {
+            const auto l = links_.find(session);
+            if (l != links_.end()) l->second.users.erase(id);
+        }
+        wants_.erase(it);
+    });
+}
+
+void NodeImpl::add_dispatchable(std::weak_ptr<Dispatchable> d) {
+    std::lock_guard<std::mutex> lock(entities_mutex_);
+    dispatchables_.push_back(std::move(d));
+}
+
+void NodeImpl::remove_dispatchable(const Dispatchable* d) {
+    std::lock_guard<std::mutex> lock(entities_mutex_);
+    dispatchables_.erase(std::remove_if(dispatchables_.begin(), dispatchables_.end(),
+                                        [&](const std::weak_ptr<Dispatchable>& w) {
+                                            auto s = w.lock();
+                                            return !s || s.get() == d;
+                                        }),
+                         dispatchables_.end());
+}
+
+std::string NodeImpl::type_name_of(std::uint64_t entity) const {
+    std::lock_guard<std::mutex> lock(directory_mutex_);
+    const auto it = directory_.find(entity);
+    return it == directory_.end() ? std::string() : it->second.type;
+}
+
+// ---- links (reactor thread) -------------------------------------------------------------------------
+
+// Discovery names the remote entities one of ours deals with; we keep one link
+// per remote node, on the locator chosen for that pair, for as long as some
+// local entity needs it.
+void NodeImpl::on_peers(std::uint64_t entity, const std::vector<Peer>& peers) {
+    std::set<std::uint64_t> sessions;
+    {
+        std::lock_guard<std::mutex> lock(directory_mutex_);
+        for (const auto& p : peers) directory_[p.reg.id] = RemoteEntity{p.reg.type_name, p.node, p.session};
+    }
+    for (const auto& p : peers) {
+        if (p.session == 0) continue;
+        sessions.insert(p.session);
+        auto [it, fresh] = links_.try_emplace(p.session);
+        Link& link = it->second;
+        link.users.insert(entity);
+        link.unlisted_since = {};
+        if (!fresh && !link.locator.empty()) continue;
+        if (p.session == session_) {
+            continue;  // ourselves: the self-link made at start serves
+        }
+        Whereabouts there{p.host, p.host_id, p.pid, p.pid_ns};
+        link.locator = choose_locator(p.locators, here_, there);
+        if (link.locator.empty()) {
+            notices_.add(LogLevel::warn, "no usable locator",
+                         "node '" + p.node + "' on host " + p.host + " offers no locator this node can use (" +
+                             std::to_string(p.locators.size()) + " offered); its messages will not reach us");
+            continue;
+        }
+        inbound_->connect(link.locator);
+    }
+    auto& wanted = wants_[entity];
+    for (auto session : wanted)
+        if (!sessions.count(session))
+            if (auto l = links_.find(session); l != links_.end()) l->second.users.erase(entity);
+    wanted = std::move(sessions);
+}
+
+bool NodeImpl::heard_from(std::uint64_t session, std::chrono::milliseconds within) {
+    std::vector<std::uint64_t> senders;
+    {
+        std::lock_guard<std::mutex> lock(directory_mutex_);
+        for (const auto& [id, r] : directory_)
+            if (r.session == session) senders.push_back(id);
+    }
+    if (senders.empty()) return false;
+    const std::int64_t since = now_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(within).count();
+    std::lock_guard<std::mutex> lock(entities_mutex_);
+    for (auto& [id, e] : entities_)
+        if (e->heard_since(senders, since)) return true;
+    return false;
+}
+
+// A link nobody needs any more is closed, unless we still hear from that node:
+// the core may have lost it (a partition between it and the core) while its
+// data still reaches us. It is reconciled when the core lists it again.
+void NodeImpl::prune_links(Reactor::Clock::time_point now) {
+    for (auto it = links_.begin(); it != links_.end();) {
+        Link& link = it->second;
+        if (!link.users.empty()) {
+            ++it;
+            continue;
+        }
+        if (link.unlisted_since == Reactor::Clock::time_point{}) link.unlisted_since = now;
+        if (heard_from(it->first, options_.lease)) {
+            ++it;
+            continue;
+        }
+        if (now - link.unlisted_since < std::chrono::milliseconds(200)) {
+            ++it;
+            continue;
+        }
+        if (!link.locator.empty() && it->first != session_) inbound_->disconnect(link.locator);
+        {
+            std::lock_guard<std::mutex> lock(directory_mutex_);
+            for (auto d = directory_.begin(); d != directory_.end();)
+                d = d->second.session == it->first ? directory_.erase(d) : std::next(d);
+        }
+        it = links_.erase(it);
+    }
+}
+
+void NodeImpl::connect(const std::string& locator) {
+    if (closed()) throw_closed("Node::connect");
+    inbound_->connect(locator);
+}
+
+// ---- the reactor's tick ---------------------------------------------------------------------------
+
+Reactor::Clock::time_point NodeImpl::tick(Reactor::Clock::time_point now) {
+    auto next = now + std::chrono::seconds(1);
+    if (discovery_) next = std::min(next, discovery_->service(now));
+    next = std::min(next, inbound_->reactor_tick(now));
+    if (outbound_->events_pending()) outbound_->drain_events();
+    if (!gecko::ok()) inbound_->wake_all();  // shutdown: every waiting thread returns
+    prune_links(now);
+    if (now >= next_entity_tick_) {
+        next_entity_tick_ = now + std::chrono::milliseconds(100);
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        for (auto& [id, e] : entities_) e->tick();
+    }
+    next = std::min(next, next_entity_tick_);
+    if (discovery_ && now >= next_report_) report_stats(now);
+    if (discovery_) next = std::min(next, next_report_);
+    notices_.flush();
+    return std::max(now, std::min(next, now + std::chrono::milliseconds(100)));
+}
+
+// Every ~3 s: per-entity rates since the last report, for `gecko list` and `top`.
+void NodeImpl::report_stats(Reactor::Clock::time_point now) {
+    next_report_ = now + std::chrono::seconds(3);
+    const double seconds =
+        last_report_ == Reactor::Clock::time_point{} ? 0 : std::chrono::duration<double>(now - last_report_).count();
+    last_report_ = now;
+    std::vector<TopicStats> report;
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        for (auto& [id, e] : entities_) {
+            TopicStats t = e->report();  // totals: messages in messages_per_s, bytes in bytes_per_s
+            TopicStats& last = last_figures_[id];
+            TopicStats rate = t;
+            rate.messages_per_s = seconds > 0 ? (t.messages_per_s - last.messages_per_s) / seconds : 0;
+            rate.bytes_per_s = seconds > 0 ? (t.bytes_per_s - last.bytes_per_s) / seconds : 0;
+            last = t;
+            report.push_back(rate);
+        }
+    }
+    if (!report.empty()) discovery_->report(std::move(report));
+}
+
+// ---- spinning -----------------------------------------------------------------------------------
+
+bool NodeImpl::any_ready() {
+    {
+        std::lock_guard<std::mutex> lock(graph_mutex_);
+        if (!graph_events_.empty()) return true;
+    }
+    std::lock_guard<std::mutex> lock(entities_mutex_);
+    for (const auto& w : dispatchables_)
+        if (auto d = w.lock(); d && d->ready()) return true;
+    return false;
+}
+
+std::size_t NodeImpl::dispatch_ready() {
+    std::size_t ran = 0;
+    // Graph events first: a recorder subscribes to a topic before its messages.
+    std::vector<GraphEvent> events;
+    std::vector<std::function<void(const GraphEvent&)>> watchers;
+    {
+        std::lock_guard<std::mutex> lock(graph_mutex_);
+        events.swap(graph_events_);
+        if (!events.empty())
+            for (auto& [id, cb] : graph_watches_) watchers.push_back(cb);
+    }
+    for (const auto& e : events)
+        for (auto& cb : watchers) {
+            try {
+                cb(e);
+            } catch (const std::exception& ex) {
+                logger_.error(std::string("a graph watch callback threw: ") + ex.what());
+            }
+            ++ran;
+        }
+    std::vector<std::shared_ptr<Dispatchable>> ready;
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        for (const auto& w : dispatchables_)
+            if (auto d = w.lock(); d && d->ready()) ready.push_back(std::move(d));
+    }
+    for (auto& d : ready) ran += d->dispatch(64);  // no lock held: callbacks may do anything
+    return ran;
+}
+
+std::size_t NodeImpl::spin_once(std::chrono::milliseconds timeout) {
+    if (closed()) return 0;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        if (const auto ran = dispatch_ready()) return ran;
+        if (!inbound_->wait([this] { return any_ready(); }, deadline)) return dispatch_ready();
+    }
+}
+
+void NodeImpl::start_spinner() {
+    if (spinning_.exchange(true)) return;
+    spinner_ = std::thread([this] {
+        while (spinning_.load() && !closed()) spin_once(std::chrono::milliseconds(100));
+    });
+}
+
+void NodeImpl::stop_spinner() {
+    if (!spinning_.exchange(false)) return;
+    inbound_->wake_all();
+    if (spinner_.joinable()) spinner_.join();
+}
+
+bool NodeImpl::wait_for_core(std::chrono::milliseconds timeout) {
+    if (!discovery_) return !options_.discovery;
+    return discovery_->wait_for_core(timeout);
+}
+
+GraphWatch NodeImpl::on_graph_change(std::function<void(const GraphEvent&)> callback) {
+    if (closed()) throw_closed("Node::on_graph_change");
+    if (!discovery_) throw Error(Errc::discovery, "on_graph_change needs discovery (the node runs without a core)");
+    std::uint64_t id;
+    bool first;
+    {
+        std::lock_guard<std::mutex> lock(graph_mutex_);
+        id = next_graph_watch_++;
+        first = graph_watches_.empty();
+        graph_watches_[id] = std::move(callback);
+    }
+    if (first) {
+        discovery_->watch_graph([this](bool appeared, bool service, const std::string& name, const std::string& type) {
+            {
+                std::lock_guard<std::mutex> lock(graph_mutex_);
+                graph_events_.push_back(GraphEvent{appeared ? GraphEvent::Kind::appeared : GraphEvent::Kind::gone, name,
+                                                   service, type});
+            }
+            inbound_->wake_all();  // spin() delivers it
+        });
+    }
+    return GraphWatch([weak = weak_from_this(), id] {
+        if (auto self = weak.lock()) {
+            std::lock_guard<std::mutex> lock(self->graph_mutex_);
+            self->graph_watches_.erase(id);
+        }
+    });
+}
+
+}  // namespace gecko::detail

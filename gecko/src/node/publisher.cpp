@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+// A publisher: frames its payloads (sequence, time, channel, type hash),
+// compresses them when asked, and hands them to its node's out-ports.
+
+#include <mutex>
+
+#include "gecko/error.hpp"
+#include "gecko/raw_publisher.hpp"
+#include "gecko/time.hpp"
+#include "gecko/wire/control.hpp"
+#include "gecko/wire/frame.hpp"
+#include "node/names.hpp"
+#include "node/node_impl.hpp"
+
+namespace gecko {
+namespace detail {
+
+class PublisherImpl final : public Entity {
+public:
+    PublisherImpl(std::shared_ptr<NodeImpl> node, std::string topic, std::string type_name, PublisherOptions options)
+        : node_(std::move(node)), topic_(std::move(topic)), type_name_(std::move(type_name)),
+          options_(std::move(options)), id_(node_->new_id()) {
+        check_topic_name(topic_, "a publisher");
+        check_type_name(type_name_, "publisher of '" + topic_ + "'");
+        if (options_.compression_level < 1 || options_.compression_level > 9)
+            throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': compression_level must be 1..9");
+        if (node_->closed()) node_->throw_closed("publisher of '" + topic_ + "'");
+        header_.channel = wire::channel_of(node_->key(), topic_);
+        header_.sender_id = id_;
+        header_.type_hash = wire::type_hash(type_name_);
+        sending_.channel = header_.channel;
+        sending_.type = type_name_;
+        sending_.what = "publisher of '" + topic_ + "'";
+        sending_.latched = options_.latched;
+        node_->outbound().add(sending_);
+        Registration r;
+        r.id = id_;
+        r.kind = EntityKind::publisher;
+        r.topic = topic_;
+        r.type_name = type_name_;
+        r.latched = options_.latched;
+        node_->attach(*this, r);
+    }
+
+    ~PublisherImpl() override {
+        close();
+        node_->detach(*this);
+    }
+
+    std::uint64_t id() const override { return id_; }
+
+    TopicStats report() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        TopicStats t;
+        t.id = id_;
+        t.messages_per_s = static_cast<double>(stats_.messages);  // totals; the node turns them into rates
+        t.bytes_per_s = static_cast<double>(stats_.bytes);
+        t.drops = stats_.dropped;
+        t.unheard = stats_.unheard;
+        return t;
+    }
+
+    void node_closed() override { close(); }
+
+    // Quiet since the last tick after sending: say where the sequence is, so
+    // that subscribers count what a link dropped at the end of a burst.
+    void tick() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (closed_ || sequence_ == marked_) return;
+        if (sequence_ != seen_at_tick_) {  // still sending: a later message shows any gap
+            seen_at_tick_ = sequence_;
+            return;
+        }
+        marked_ = sequence_;
+        send_control("seq");
+    }
+
+    void publish_frame(Buffer& buffer) {
+        const std::size_t room = wire::frame_header_size;
+        if (buffer.size() < room) throw Error(Errc::invalid_argument, "publish_frame: the buffer has no header room");
+        const std::size_t payload = buffer.size() - room;
+        if (payload > UINT32_MAX)
+            throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': a payload of " + std::to_string(payload) +
+                                                    " bytes does not fit a frame (at most 4 GiB)");
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (closed_) node_->throw_closed("publisher of '" + topic_ + "'");
+        const std::int64_t now = now_ns();  // one clock read: the send stamp also paces the event check
+        header_.sequence = ++sequence_;
+        header_.send_time_ns = now;
+        header_.payload_size = static_cast<std::uint32_t>(payload);
+        Buffer* frame = &buffer;
+        if (options_.compress_above && payload > *options_.compress_above) {
+            header_.flags = wire::frame_flags::compressed;
+            compressed_.resize(room);
+            if (!wire::deflate_append(buffer.data() + room, payload, options_.compression_level, compressed_))
+                throw Error(Errc::transport, "zlib failed to compress a message on '" + topic_ + "'");
+            frame = &compressed_;
+            ++stats_.compressed;
+        } else {
+            header_.flags = 0;
+        }
+        wire::write_frame_header(frame->data(), header_);
+        if (sending_.latched) node_->outbound().keep_last(sending_, frame->data(), frame->size());
+        if (sending_.subscribers.load(std::memory_order_relaxed) == 0) ++stats_.unheard;
+        stats_.bytes += frame->size();
+        const SendResult r = node_->outbound().send(*frame);  // may take the frame's memory (large frames)
+        ++stats_.messages;
+        stats_.dropped += r.dropped;
+        // Subscribers that joined while we were sending: the port's fd fired for
+        // our send, not the reactor's; tell it now and then.
+        if (now - next_event_check_ns_ >= 0) {
+            next_event_check_ns_ = now + 20'000'000;
+            if (node_->outbound().events_pending()) node_->reactor().wake();
+        }
+    }
+
+    void publish_payload(const void* payload, std::size_t size) {
+        thread_local Buffer buffer;
+        buffer.resize(wire::frame_header_size);
+        buffer.write(static_cast<const char*>(payload), size);
+        publish_frame(buffer);
+    }
+
+    std::size_t subscriber_count() {
+        node_->outbound().drain_events();
+        return sending_.subscribers.load();
+    }
+
+    bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
+        if (closed()) return false;
+        return node_->outbound().wait_for_subscribers(sending_, count, std::chrono::steady_clock::now() + timeout);
+    }
+
+    PublisherStats stats() {
+        if (!closed()) node_->outbound().drain_events();
+        std::lock_guard<std::mutex> lock(mutex_);
+        PublisherStats s = stats_;
+        s.subscribers = sending_.subscribers.load();
+        s.mismatched_subscribers = sending_.mismatched.load();
+        return s;
+    }
+
+    const std::string& topic() const { return topic_; }
+    const std::string& type_name() const { return type_name_; }
+    bool closed() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return closed_;
+    }
+
+private:
+    // Says "end" (with the last sequence) to every subscriber, in order after
+    // the data, so that what did not reach them is counted, and stops sending.
+    void close() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (closed_) return;
+        closed_ = true;
+        if (sequence_ > 0) send_control("end");  // after the node closed its ports this sends nothing
+        node_->outbound().remove(sending_);
+    }
+
+    // A control frame on our channel (mutex_ held): in order after our data.
+    void send_control(const char* type) {
+        Buffer frame;
+        frame.resize(wire::frame_header_size);
+        wire::encode_control(wire::Control{type, sequence_}, frame);
+        wire::FrameHeader h;
+        h.channel = header_.channel;
+        h.flags = wire::frame_flags::control;
+        h.payload_size = static_cast<std::uint32_t>(frame.size() - wire::frame_header_size);
+        h.sequence = sequence_;
+        h.sender_id = id_;
+        h.send_time_ns = now_ns();
+        wire::write_frame_header(frame.data(), h);
+        node_->outbound().send(frame);
+    }
+
+    std::shared_ptr<NodeImpl> node_;
+    std::string topic_;
+    std::string type_name_;
+    PublisherOptions options_;
+    std::uint64_t id_;
+    Sending sending_;
+    std::mutex mutex_;
+    bool closed_ = false;
+    wire::FrameHeader header_;
+    std::uint64_t sequence_ = 0;
+    std::uint64_t marked_ = 0;        // the sequence the last "seq" control frame said
+    std::uint64_t seen_at_tick_ = 0;  // the sequence at the last tick
+    std::int64_t next_event_check_ns_ = 0;
+    Buffer compressed_;
+    PublisherStats stats_;
+};
+
+std::shared_ptr<PublisherImpl> make_publisher_impl(std::shared_ptr<NodeImpl> node, const std::string& topic,
+                                                   const std::string& type_name, PublisherOptions options) {
+    return std::make_shared<PublisherImpl>(std::move(node), topic, type_name, std::move(options));
+}
+
+}  // namespace detail
+
+RawPublisher::RawPublisher(std::shared_ptr<detail::PublisherImpl> impl) : impl_(std::move(impl)) {}
+RawPublisher::~RawPublisher() = default;
+RawPublisher::RawPublisher(RawPublisher&&) noexcept = default;
+RawPublisher& RawPublisher::operator=(RawPublisher&&) noexcept = default;
+
+void RawPublisher::publish(const void* payload, std::size_t size) { impl_->publish_payload(payload, size); }
+void RawPublisher::publish_frame(Buffer& buffer) { impl_->publish_frame(buffer); }
+std::size_t RawPublisher::frame_header_room() noexcept { return wire::frame_header_size; }
+const std::string& RawPublisher::topic() const { return impl_->topic(); }
+const std::string& RawPublisher::type_name() const { return impl_->type_name(); }
+std::uint64_t RawPublisher::id() const { return impl_->id(); }
+std::size_t RawPublisher::subscriber_count() const { return impl_->subscriber_count(); }
+bool RawPublisher::wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
+    return impl_->wait_for_subscribers(count, timeout);
+}
+PublisherStats RawPublisher::stats() const { return impl_->stats(); }
+
+}  // namespace gecko

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "node/sink.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "gecko/wire/control.hpp"
+#include "node/notices.hpp"
+
+namespace gecko::detail {
+namespace {
+
+// A sequence that jumps further than this is a new start (or a forgery), not a gap.
+constexpr std::uint64_t max_gap = std::uint64_t{1} << 32;
+
+std::string hex(std::uint64_t v) {
+    char s[19];
+    std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(v));
+    return s;
+}
+
+}  // namespace
+
+Sink::Sink(SinkConfig config, Notices& notices) : config_(std::move(config)), notices_(notices) {
+    config_.depth = std::max<std::size_t>(config_.depth, 1);
+    ring_.resize(config_.depth);
+}
+
+bool Sink::offer(const Frame& frame, std::int64_t receive_ns) {
+    wire::FrameView view;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const wire::FrameError error = wire::parse_frame(frame.data(), frame.size(), config_.max_message_size, view);
+    if (error != wire::FrameError::none) {
+        std::string detail = std::to_string(frame.size()) + " bytes";
+        if (error == wire::FrameError::oversized) {
+            ++stats_.oversized;
+            detail += ", payload " + std::to_string(view.header.payload_size) + " bytes" +
+                      (view.header.compressed() ? " once inflated" : "") +
+                      "; the limit is SubscriberOptions::max_message_size = " + std::to_string(config_.max_message_size);
+        } else if (error == wire::FrameError::unsupported_version) {
+            ++stats_.unsupported_version;
+            detail += "; version " + std::to_string(frame.size() > 10 ? frame.data()[10] : 0) +
+                      ", this build reads version " + std::to_string(wire::frame_version);
+        } else {
+            ++stats_.malformed;
+        }
+        notices_.add(LogLevel::warn, config_.what + ": " + wire::to_string(error),
+                     "dropped a frame on " + config_.what + ": " + wire::to_string(error) + " (" + detail +
+                         "); further ones are counted in stats()");
+        std::uint64_t sender = 0, sequence = 0;
+        if (config_.answer_rejected && wire::peek_sender(frame.data(), frame.size(), sender, sequence)) {
+            Frame copy = frame.share();
+            if (!copy.empty()) queue(std::move(copy), receive_ns, error);
+        }
+        return false;
+    }
+    if (view.header.flags & wire::frame_flags::control) {
+        control(view);
+        return false;
+    }
+    if (!accept(view, frame.size(), receive_ns)) return false;
+    Frame copy = frame.share();
+    if (copy.empty()) return false;
+    queue(std::move(copy), receive_ns, wire::FrameError::none);
+    return true;
+}
+
+void Sink::queue(Frame frame, std::int64_t receive_ns, wire::FrameError error) {
+    if (count_ == ring_.size()) {  // full: the oldest unread message makes room
+        ring_[head_].frame.reset();
+        head_ = (head_ + 1) % ring_.size();
+        --count_;
+        ++stats_.overwritten;
+    }
+    Slot& slot = ring_[(head_ + count_) % ring_.size()];
+    slot.frame = std::move(frame);
+    slot.receive_ns = receive_ns;
+    slot.error = error;
+    ++count_;
+}
+
+bool Sink::accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns) {
+    const wire::FrameHeader& h = view.header;
+    if ((h.flags & config_.accept_flags) != config_.accept_flags) {
+        ++stats_.malformed;
+        notices_.add(LogLevel::warn, config_.what + ": wrong kind",
+                     "dropped a frame on " + config_.what + " that is not a " +
+                         ((config_.accept_flags & wire::frame_flags::request) ? std::string("request") : std::string("reply")) +
+                         " (flags " + std::to_string(h.flags) + "); further ones are counted in stats()");
+        return false;
+    }
+    if (config_.type_hash != 0 && h.type_hash != config_.type_hash) {
+        ++stats_.type_mismatches;
+        notices_.add(LogLevel::error, config_.what + ": type mismatch",
+                     config_.what + " expects " + config_.type_name + " but publisher " + hex(h.sender_id) +
+                         " sends another type (type hash " + hex(h.type_hash) +
+                         "); its messages are dropped, not decoded (`gecko info` shows both types)");
+        return false;
+    }
+    Publisher& p = publisher(h.sender_id);
+    const bool latched = h.flags & wire::frame_flags::latched;
+    if (p.received == 0 && p.last_sequence == 0) {
+        p.last_sequence = h.sequence;  // joined mid-stream: earlier messages were not ours
+    } else if (h.sequence <= p.last_sequence) {
+        if (latched) return false;  // a replayed last value we already have a newer one of
+        ++stats_.epochs;            // the publisher started over (or a forgery): not drops
+        p.last_sequence = h.sequence;
+    } else if (h.sequence - p.last_sequence > max_gap) {
+        ++stats_.epochs;
+        p.last_sequence = h.sequence;
+    } else {
+        const std::uint64_t gap = h.sequence - p.last_sequence - 1;
+        if (!latched) {
+            p.drops += gap;
+            stats_.drops += gap;
+        }
+        p.last_sequence = h.sequence;
+    }
+    ++p.received;
+    p.last_receive_ns = receive_ns;
+    ++stats_.received;
+    stats_.bytes += wire_size;
+    stats_.last_latency_ns = receive_ns - h.send_time_ns;
+    return true;
+}
+
+void Sink::control(const wire::FrameView& view) {
+    if (view.header.compressed()) return;
+    const auto c = wire::parse_control(view.body, view.body_size);
+    if (!c) {
+        ++stats_.malformed;
+        notices_.add(LogLevel::warn, config_.what + ": malformed control",
+                     "dropped a control frame on " + config_.what + " that is not a msgpack map with 't'");
+        return;
+    }
+    if (c->type != "end" && c->type != "seq") return;  // control frames of later versions: not for us
+    const auto it = publishers_.find(view.header.sender_id);
+    if (it == publishers_.end()) return;
+    if (c->last > it->second.last_sequence && c->last - it->second.last_sequence <= max_gap) {
+        const std::uint64_t tail = c->last - it->second.last_sequence;
+        it->second.drops += tail;
+        stats_.drops += tail;
+        it->second.last_sequence = c->last;
+    }
+    if (c->type == "end") publishers_.erase(it);
+}
+
+Sink::Publisher& Sink::publisher(std::uint64_t sender) {
+    ++offers_;
+    auto it = publishers_.find(sender);
+    if (it == publishers_.end()) {
+        if (publishers_.size() >= config_.max_publishers) {
+            auto oldest = std::min_element(publishers_.begin(), publishers_.end(),
+                                           [](const auto& a, const auto& b) { return a.second.last_seen < b.second.last_seen; });
+            publishers_.erase(oldest);
+            ++stats_.publishers_forgotten;
+        }
+        it = publishers_.emplace(sender, Publisher{}).first;
+    }
+    it->second.last_seen = offers_;
+    return it->second;
+}
+
+void Sink::forget_publisher(std::uint64_t sender, std::uint64_t last_sequence) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = publishers_.find(sender);
+    if (it == publishers_.end()) return;
+    if (last_sequence > it->second.last_sequence && last_sequence - it->second.last_sequence <= max_gap) {
+        const std::uint64_t tail = last_sequence - it->second.last_sequence;
+        stats_.drops += tail;
+    }
+    publishers_.erase(it);
+}
+
+bool Sink::pop(Delivery& out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (count_ == 0) return false;
+    Slot& slot = ring_[head_];
+    out.frame = std::move(slot.frame);
+    out.receive_ns = slot.receive_ns;
+    out.error = slot.error;
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+    if (out.error != wire::FrameError::none) {
+        out.view = wire::FrameView{};
+        wire::peek_sender(out.frame.data(), out.frame.size(), out.view.header.sender_id, out.view.header.sequence);
+        return true;
+    }
+    // Checked when offered; parsed again here because views do not survive moves.
+    wire::parse_frame(out.frame.data(), out.frame.size(), config_.max_message_size, out.view);
+    return true;
+}
+
+bool Sink::heard_since(const std::vector<std::uint64_t>& senders, std::int64_t since_ns) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto id : senders) {
+        const auto it = publishers_.find(id);
+        if (it != publishers_.end() && it->second.last_receive_ns >= since_ns) return true;
+    }
+    return false;
+}
+
+bool Sink::empty() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return count_ == 0;
+}
+
+std::size_t Sink::size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return count_;
+}
+
+void Sink::count_delivered() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.delivered;
+}
+
+void Sink::count_decode_error(const std::string& what) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.decode_errors;
+    }
+    // Decode errors already start with the type's name ("gecko.msgs.Imu: field ...").
+    const bool named = !config_.type_name.empty() && what.compare(0, config_.type_name.size(), config_.type_name) != 0;
+    notices_.add(LogLevel::warn, config_.what + ": decode",
+                 config_.what + " could not decode a " + (named ? config_.type_name : std::string("message")) + ": " +
+                     what + " (further ones are counted in stats().decode_errors)");
+}
+
+void Sink::count_decompress_error() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.decode_errors;
+    }
+    notices_.add(LogLevel::warn, config_.what + ": inflate",
+                 "dropped a frame on " + config_.what + ": " + wire::to_string(wire::FrameError::decompress_failed) +
+                     " (further ones are counted in stats().decode_errors)");
+}
+
+void Sink::count_callback_error(const std::string& what, std::uint64_t sequence) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++stats_.callback_errors;
+    }
+    notices_.add(LogLevel::error, config_.what + ": callback",
+                 "the callback of " + config_.what + " threw on message #" + std::to_string(sequence) + ": " + what +
+                     " (the subscriber goes on; further errors are counted in stats().callback_errors)");
+}
+
+SubscriberStats Sink::stats() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    SubscriberStats s = stats_;
+    for (const auto& [id, p] : publishers_) s.publishers[id] = PeerStats{p.received, p.drops, p.last_sequence};
+    return s;
+}
+
+}  // namespace gecko::detail

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// A sink is what one receiving entity (subscriber, service server, client
+// waiting for replies) holds in its node: the keep-last-N queue of frames
+// that arrived for it, the checks every frame passes first, and its counters.
+//
+// offer() runs on whichever thread is draining the node's in-ports (the
+// reactor or an application thread in receive()/spin()); pop() on the reader.
+// Both take the sink's own lock, which never covers a call out of Gecko: what
+// deserves a log line is handed to the node's notices, which the reactor writes.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gecko/stats.hpp"
+#include "gecko/wire/frame.hpp"
+#include "transport/frame.hpp"
+
+namespace gecko::detail {
+
+class Notices;
+
+/// What a sink accepts.
+struct SinkConfig {
+    wire::Channel channel = 0;          ///< the topic's channel (or, for servers/clients, their directed channel)
+    wire::Channel directed = 0;         ///< a second channel routed here (a subscriber's latched values); 0: none
+    bool wildcard = false;              ///< every channel of channel's key (tools, recorders)
+    std::uint64_t type_hash = 0;        ///< frames of another type hash are refused; 0: any type
+    std::string type_name;              ///< for messages ("gecko.msgs.Imu"); empty: any
+    std::size_t depth = 16;             ///< keep-last-N
+    std::size_t max_message_size = 64u << 20;
+    std::size_t max_publishers = 1024;  ///< per-publisher state kept at most (oldest forgotten first, counted)
+    std::uint8_t accept_flags = 0;      ///< frames must carry these flags (request, reply); data: 0
+    std::string what;                   ///< "subscriber of 'imu'", for messages
+    bool callback = false;              ///< drained by spin() rather than receive()
+    /// Servers: a rejected frame whose header still names its sender and
+    /// sequence is queued too, marked with its error, so the call gets an answer.
+    bool answer_rejected = false;
+};
+
+/// One frame taken from a sink.
+struct Delivery {
+    Frame frame;
+    wire::FrameView view;
+    std::int64_t receive_ns = 0;
+    wire::FrameError error = wire::FrameError::none;  ///< answer_rejected: why it was refused (then only sender and sequence are set)
+};
+
+class Sink {
+public:
+    Sink(SinkConfig config, Notices& notices);
+
+    const SinkConfig& config() const noexcept { return config_; }
+
+    /// Checks `frame` and queues a share of it. Returns true if it was queued.
+    bool offer(const Frame& frame, std::int64_t receive_ns);
+    /// Takes the oldest queued frame; false if none.
+    bool pop(Delivery& out);
+    bool empty() const;
+    std::size_t size() const;
+
+    /// The publisher `sender` is gone for good (discovery says so): forget it,
+    /// counting `last_sequence - last seen` as drops if it is known.
+    void forget_publisher(std::uint64_t sender, std::uint64_t last_sequence);
+
+    /// Whether a frame from one of `senders` arrived at or after `since_ns` (now_ns clock).
+    bool heard_since(const std::vector<std::uint64_t>& senders, std::int64_t since_ns) const;
+
+    /// Counting what the reader did with a delivery.
+    void count_delivered();
+    void count_decode_error(const std::string& what);
+    void count_callback_error(const std::string& what, std::uint64_t sequence);
+    void count_decompress_error();
+
+    SubscriberStats stats() const;
+
+private:
+    struct Slot {
+        Frame frame;
+        std::int64_t receive_ns = 0;
+        wire::FrameError error = wire::FrameError::none;
+    };
+    void queue(Frame frame, std::int64_t receive_ns, wire::FrameError error);  // sink lock held
+    struct Publisher {
+        std::uint64_t last_sequence = 0;
+        std::uint64_t received = 0;
+        std::uint64_t drops = 0;
+        std::uint64_t last_seen = 0;  // offer counter: for forgetting the least recent
+        std::int64_t last_receive_ns = 0;
+    };
+
+    bool accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns);  // sink lock held
+    void control(const wire::FrameView& view);                                                   // sink lock held
+    Publisher& publisher(std::uint64_t sender);                                                   // sink lock held
+
+    SinkConfig config_;
+    Notices& notices_;
+    mutable std::mutex mutex_;
+    std::vector<Slot> ring_;
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+    std::unordered_map<std::uint64_t, Publisher> publishers_;
+    std::uint64_t offers_ = 0;
+    SubscriberStats stats_;
+};
+
+}  // namespace gecko::detail

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+// A subscriber: a sink in its node for its topic's channel (and for its own
+// directed channel, where a latched publisher replays its last value), read by
+// receive() or, with a callback, by spin().
+
+#include "node/subscriber_impl.hpp"
+
+#include "gecko/error.hpp"
+#include "gecko/time.hpp"
+#include "gecko/wire/announcement.hpp"
+#include "node/names.hpp"
+
+namespace gecko {
+namespace detail {
+
+namespace {
+
+SinkConfig sink_config(NodeImpl& node, const std::string& topic, const SubscriberOptions& o, std::uint64_t id,
+                       bool callback) {
+    SinkConfig c;
+    c.wildcard = o.all_topics;
+    c.channel = o.all_topics ? wire::channel_of(node.key(), "") : wire::channel_of(node.key(), topic);
+    c.directed = wire::directed_channel(node.key(), id);
+    c.type_name = o.type_name;
+    c.type_hash = o.type_name.empty() ? 0 : wire::type_hash(o.type_name);
+    c.depth = o.depth;
+    c.max_message_size = std::min(o.max_message_size, node.options().max_message_size);
+    c.max_publishers = std::max<std::size_t>(o.max_publishers, 1);
+    c.what = o.all_topics ? "subscriber of every topic" : "subscriber of '" + topic + "'";
+    c.callback = callback;
+    return c;
+}
+
+}  // namespace
+
+SubscriberImpl::SubscriberImpl(std::shared_ptr<NodeImpl> node, std::string topic, SubscriberOptions options,
+                               std::function<void(const RawView&)> callback)
+    : node_(std::move(node)), topic_(std::move(topic)), options_(std::move(options)), callback_(std::move(callback)),
+      id_(node_->new_id()), sink_(sink_config(*node_, topic_, options_, id_, static_cast<bool>(callback_)), node_->notices()) {
+    if (options_.all_topics) {
+        if (!options_.type_name.empty())
+            throw Error(Errc::invalid_argument, "a subscriber of every topic takes any type: leave type_name empty");
+        topic_ = "*";
+    } else {
+        check_topic_name(topic_, "a subscriber");
+    }
+    if (!options_.type_name.empty()) check_type_name(options_.type_name, "subscriber of '" + topic_ + "'");
+    if (options_.depth == 0) throw Error(Errc::invalid_argument, "subscriber of '" + topic_ + "': depth must be >= 1");
+    if (node_->closed()) node_->throw_closed("subscriber of '" + topic_ + "'");
+    wire::Announcement a;
+    a.channel = sink_.config().channel;
+    a.wildcard = options_.all_topics;
+    a.id = id_;
+    a.kind = "subscriber";
+    a.topic = topic_;
+    a.type = options_.type_name.empty() ? "*" : options_.type_name;
+    a.node = node_->options().name;
+    a.session = node_->session();
+    a.depth = static_cast<std::uint32_t>(std::min<std::size_t>(options_.depth, UINT32_MAX));
+    announcement_ = wire::encode_announcement(a);
+}
+
+void SubscriberImpl::start() {
+    node_->inbound().add_sink(sink_, announcement_);
+    if (callback_) node_->add_dispatchable(weak_from_this());
+    Registration r;
+    r.id = id_;
+    r.kind = EntityKind::subscriber;
+    r.topic = topic_;
+    r.type_name = options_.type_name;
+    node_->attach_watching(*this, r);
+}
+
+SubscriberImpl::~SubscriberImpl() {
+    if (callback_) node_->remove_dispatchable(this);
+    node_closed();
+    node_->detach(*this);
+}
+
+void SubscriberImpl::node_closed() {
+    std::lock_guard<std::mutex> lock(close_mutex_);
+    if (closed_) return;
+    closed_ = true;
+    node_->inbound().remove_sink(sink_, announcement_);
+}
+
+TopicStats SubscriberImpl::report() {
+    const SubscriberStats s = sink_.stats();
+    TopicStats t;
+    t.id = id_;
+    t.messages_per_s = static_cast<double>(s.received);  // totals; the node turns them into rates
+    t.bytes_per_s = static_cast<double>(s.bytes);
+    t.drops = s.drops;
+    t.latency_ns = s.last_latency_ns;
+    return t;
+}
+
+bool SubscriberImpl::heard_since(const std::vector<std::uint64_t>& senders, std::int64_t since_ns) const {
+    return sink_.heard_since(senders, since_ns);
+}
+
+// Publishers discovery no longer lists are gone for good: forget their state
+// (a publisher that went away cleanly has already said "end" in-band).
+void SubscriberImpl::peers_changed(const std::vector<Peer>& peers) {
+    std::set<std::uint64_t> now;
+    for (const auto& p : peers) now.insert(p.reg.id);
+    std::lock_guard<std::mutex> lock(peers_mutex_);
+    for (auto id : listed_)
+        if (!now.count(id)) sink_.forget_publisher(id, 0);
+    listed_ = std::move(now);
+}
+
+bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Visitor visit) {
+    if (callback_)
+        throw Error(Errc::invalid_argument,
+                    "subscriber of '" + topic_ + "' has a callback: its messages arrive through Node::spin()");
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    node_->inbound().drain_now();  // keep-last-N: what we return is among the newest
+    for (;;) {
+        Delivery d;
+        while (sink_.pop(d)) {
+            if (deliver(d, visit)) return true;
+        }
+        if (closed() || !node_->inbound().wait([this] { return !sink_.empty(); }, deadline)) {
+            // A last look: something may have arrived with the deadline.
+            if (sink_.pop(d) && deliver(d, visit)) return true;
+            return false;
+        }
+    }
+}
+
+bool SubscriberImpl::ready() const { return !sink_.empty(); }
+
+std::size_t SubscriberImpl::dispatch(std::size_t budget) {
+    std::size_t ran = 0;
+    Delivery d;
+    while (ran < budget && sink_.pop(d)) {
+        if (deliver(d, callback_)) ++ran;
+    }
+    return ran;
+}
+
+template <class Visit>
+bool SubscriberImpl::deliver(Delivery& d, Visit& visit) {
+    const wire::FrameHeader& h = d.view.header;
+    // Per thread, not per subscriber: several threads may receive from one
+    // subscriber; reused, so a delivery allocates nothing once they have grown.
+    thread_local MessageInfo info;
+    thread_local std::vector<std::uint8_t> inflated;
+    info.sequence = h.sequence;
+    info.publisher_id = h.sender_id;
+    info.send_time_ns = h.send_time_ns;
+    info.receive_time_ns = d.receive_ns;
+    info.wire_size = d.frame.size();
+    info.compressed = h.compressed();
+    info.latched = h.flags & wire::frame_flags::latched;
+    info.type_hash = h.type_hash;
+    if (!options_.type_name.empty()) {
+        if (info.type_name != options_.type_name) info.type_name = options_.type_name;
+    } else {
+        info.type_name = node_->type_name_of(h.sender_id);  // tools: as discovery named it
+    }
+    const std::uint8_t* payload = d.view.body;
+    std::size_t size = d.view.body_size;
+    if (h.compressed()) {
+        // Inflated when the application reads (a burst of large frames that
+        // keep-last-N overwrites costs nothing), in bounded steps.
+        if (wire::inflate_body(d.view, inflated) != wire::FrameError::none) {
+            sink_.count_decompress_error();
+            return false;
+        }
+        payload = inflated.data();
+        size = inflated.size();
+    }
+    bool ok = true;
+    try {
+        visit(RawView{info, payload, size});
+    } catch (const Error& e) {
+        ok = false;
+        if (e.code() == Errc::decode) {
+            sink_.count_decode_error(e.what());
+        } else {
+            sink_.count_callback_error(e.what(), h.sequence);
+        }
+    } catch (const std::exception& e) {
+        ok = false;
+        sink_.count_callback_error(e.what(), h.sequence);
+    }
+    d.frame.reset();  // give the bytes back now, not depth messages later
+    if (inflated.capacity() > (4u << 20)) std::vector<std::uint8_t>().swap(inflated);  // large: give it back too
+    if (ok) sink_.count_delivered();
+    return ok;
+}
+
+}  // namespace detail
+
+RawSubscriber::RawSubscriber(std::shared_ptr<detail::SubscriberImpl> impl) : impl_(std::move(impl)) {}
+RawSubscriber::~RawSubscriber() = default;
+RawSubscriber::RawSubscriber(RawSubscriber&&) noexcept = default;
+RawSubscriber& RawSubscriber::operator=(RawSubscriber&&) noexcept = default;
+
+bool RawSubscriber::receive(std::chrono::nanoseconds timeout, Visitor visit) { return impl_->receive(timeout, visit); }
+const std::string& RawSubscriber::topic() const { return impl_->topic(); }
+const std::string& RawSubscriber::type_name() const { return impl_->type_name(); }
+std::uint64_t RawSubscriber::id() const { return impl_->id(); }
+SubscriberStats RawSubscriber::stats() const { return impl_->stats(); }
+
+}  // namespace gecko

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The transport seam. A node sends every frame through one OutPort per
+// transport and receives through one InPort per transport; which transport a
+// pair of nodes uses is chosen once, from the locators discovery carries
+// (choose_locator). Nothing above this file knows what a ZeroMQ socket or a
+// shared-memory ring is: a new transport is a new file that implements these
+// three classes and registers itself by locator scheme.
+//
+// Locators are URLs: "tcp://10.0.0.2:41234", "ipc:///tmp/gecko-…",
+// "inproc://gecko-…" (ZeroMQ), "mem://<name>" (in-process queues, for tests
+// and deterministic runs). The scheme before "://" names the transport.
+//
+// Threads: ports are not thread-safe; the node session serialises each one
+// (one lock per OutPort; the inbound leader for InPorts).
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gecko/buffer.hpp"
+#include "gecko/detail/function_ref.hpp"
+#include "gecko/wire/announcement.hpp"
+#include "transport/frame.hpp"
+
+namespace gecko::detail {
+
+/// What sending one frame did.
+struct SendResult {
+    bool sent = true;          ///< handed to the transport (false: refused, e.g. the port is closed)
+    std::size_t dropped = 0;   ///< subscribers whose queue was full and lost a frame because of it (counted)
+};
+
+/// A subscriber (or server, or client) of another node appeared on, or left,
+/// a channel this node sends on.
+struct PortEvent {
+    bool joined = true;
+    wire::Announcement who;
+};
+
+/// What a node subscribes to on an InPort: a channel (or a whole key) plus
+/// the announcement that tells publishers who is asking.
+struct Interest {
+    wire::Channel channel = 0;
+    bool wildcard = false;     ///< every channel of the key (recorders, bridges)
+    std::string announcement;  ///< wire::encode_announcement(...)
+};
+
+/// How ports are opened; a transport ignores what does not concern it.
+struct PortOptions {
+    std::string node;             ///< the node's name (socket file names, logs)
+    std::uint64_t session = 0;    ///< the node's session id (unique names)
+    std::string key;
+    std::string ipc_directory;    ///< where ipc:// sockets go
+    std::string tcp_address;      ///< address tcp:// binds to ("0.0.0.0")
+    std::vector<std::string> listen;  ///< exact locators to bind (their schemes must be this transport's); empty: automatic
+    int send_queue = 1000;        ///< frames queued per remote subscriber before drops
+    int receive_queue = 1000;     ///< frames queued per remote publisher before drops
+    std::size_t max_message_size = 64u << 20;  ///< frames above this are refused on arrival
+    std::chrono::milliseconds linger{200};     ///< how long unsent frames may still go out when the node closes
+};
+
+class OutPort {
+public:
+    virtual ~OutPort() = default;
+    /// Where other nodes reach this port (wildcard ports resolved).
+    virtual std::vector<std::string> locators() const = 0;
+    /// Sends a complete frame (its first 8 bytes are its channel) to every
+    /// subscriber of that channel. May take `frame`'s memory (large frames).
+    virtual SendResult send(Buffer& frame) = 0;
+    /// Reports subscribers that joined or left since the last call.
+    virtual void drain_events(FunctionRef<void(const PortEvent&)> on) = 0;
+    /// True if drain_events() has something (cheap; no waiting).
+    virtual bool events_pending() = 0;
+    /// A file descriptor that becomes readable when events may be pending
+    /// (edge-triggered: after it fires, drain until events_pending() is false).
+    virtual int event_fd() const = 0;
+};
+
+class InPort {
+public:
+    virtual ~InPort() = default;
+    /// Connects to another node's OutPort. A locator that cannot be used is
+    /// not an exception (it came from a peer): false, with the reason in `why`.
+    virtual bool connect(const std::string& locator, std::string& why) = 0;
+    virtual void disconnect(const std::string& locator) = 0;
+    virtual void subscribe(const Interest& interest) = 0;
+    virtual void unsubscribe(const Interest& interest) = 0;
+    /// The next frame, if one is waiting; never blocks.
+    virtual bool take(Frame& out) = 0;
+    /// Waits up to `timeout` until take() may succeed or `wake_fd` is readable.
+    /// Returns false on timeout (spurious true returns are allowed).
+    virtual bool wait(std::chrono::nanoseconds timeout, int wake_fd) = 0;
+    /// A file descriptor that becomes readable when frames may be waiting
+    /// (edge-triggered: after it fires, take() until it returns false).
+    virtual int event_fd() const = 0;
+};
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+    /// The locator schemes this transport serves ("tcp", "ipc", "inproc").
+    virtual std::vector<std::string> schemes() const = 0;
+    virtual std::unique_ptr<OutPort> open_out(const PortOptions& options) = 0;
+    virtual std::unique_ptr<InPort> open_in(const PortOptions& options) = 0;
+};
+
+/// The scheme of a locator ("tcp" for "tcp://…"); empty if it has none.
+std::string_view scheme_of(std::string_view locator) noexcept;
+
+/// What a node knows about where another node runs.
+struct Whereabouts {
+    std::string host;           ///< gethostname()
+    std::string host_id;        ///< boot id + mount namespace: equal means the same /tmp and /dev/shm
+    std::int32_t pid = 0;
+    std::string pid_namespace;  ///< equal host_id and pid_namespace and pid: the same process
+};
+
+/// Picks the one locator this node uses to reach a node at `there` that
+/// offers `locators`, from this node at `here`: in-process queues, then
+/// inproc within one process; ipc on the same host; else tcp. Empty if none fits.
+std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there);
+
+}  // namespace gecko::detail

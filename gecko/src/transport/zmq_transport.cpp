@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: Apache-2.0
+// ZeroMQ behind the seam: a node's OutPort is one XPUB bound on an ipc path,
+// a tcp port and an inproc name; its InPort is one SUB connected to every
+// node it receives from. The XPUB filters by channel (the frame's first 8
+// bytes) and, being "verboser", reports every subscription: announcements
+// (wire/announcement.hpp) become PortEvents.
+
+#include "transport/zmq_transport.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "gecko/error.hpp"
+#include "gecko/net/zmq_socket.hpp"
+#include "gecko/wire/frame.hpp"
+#include "gecko/wire/names.hpp"
+
+namespace gecko::detail {
+namespace {
+
+// Frames above this are handed to ZeroMQ without a copy; below it a copy is
+// cheaper than the allocation it saves.
+constexpr std::size_t zero_copy_threshold = 64 * 1024;
+// sun_path holds 108 bytes including the terminating zero.
+constexpr std::size_t max_ipc_path = sizeof(sockaddr_un::sun_path) - 1;
+
+// ---- frames ----------------------------------------------------------------------
+
+const std::uint8_t* msg_data(const void* h) noexcept {
+    return static_cast<const std::uint8_t*>(zmq_msg_data(const_cast<zmq_msg_t*>(static_cast<const zmq_msg_t*>(h))));
+}
+std::size_t msg_size(const void* h) noexcept { return zmq_msg_size(static_cast<const zmq_msg_t*>(h)); }
+void msg_move(void* from, void* to) noexcept {
+    zmq_msg_init(static_cast<zmq_msg_t*>(to));
+    zmq_msg_move(static_cast<zmq_msg_t*>(to), static_cast<zmq_msg_t*>(from));
+}
+void msg_destroy(void* h) noexcept { zmq_msg_close(static_cast<zmq_msg_t*>(h)); }
+bool msg_share(const void* h, void* to) noexcept {
+    zmq_msg_init(static_cast<zmq_msg_t*>(to));
+    // Large messages are reference-counted by ZeroMQ: a copy shares the bytes.
+    return zmq_msg_copy(static_cast<zmq_msg_t*>(to), const_cast<zmq_msg_t*>(static_cast<const zmq_msg_t*>(h))) == 0;
+}
+const Frame::Ops zmq_frame_ops{msg_data, msg_size, msg_move, msg_destroy, msg_share};
+
+// ---- names --------------------------------------------------------------------------
+
+// ipc paths are limited to ~107 bytes: keep names short and safe.
+std::string sanitize(const std::string& text, std::size_t max) {
+    std::string out;
+    for (char c : text) {
+        if (out.size() >= max) break;
+        out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+    }
+    return out;
+}
+
+std::string hex(std::uint64_t v) {
+    char s[17];
+    std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(v));
+    return s;
+}
+
+// Whether a locator can be given to ZeroMQ at all; it came from another node.
+bool usable(const std::string& locator, std::string& why) {
+    why = wire::check_locator(locator);
+    if (why.empty() && scheme_of(locator) != "tcp" && scheme_of(locator) != "ipc" && scheme_of(locator) != "inproc")
+        why = "not a ZeroMQ locator";
+    return why.empty();
+}
+
+// A socket file nobody listens on any more (its node was killed): connecting
+// to it is refused. Only files older than a few seconds are looked at, so a
+// socket being bound right now is never mistaken for a stale one.
+void remove_stale_ipc_files(const std::string& directory) {
+    DIR* dir = ::opendir(directory.c_str());
+    if (!dir) return;
+    const std::time_t now = std::time(nullptr);
+    int budget = 256;
+    while (const dirent* e = ::readdir(dir)) {
+        if (--budget < 0) break;
+        const std::string name = e->d_name;
+        if (name.rfind("gecko-", 0) != 0 || name.size() < 11 || name.substr(name.size() - 5) != ".sock") continue;
+        const std::string path = directory + "/" + name;
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || now - st.st_mtime < 5 ||
+            path.size() > max_ipc_path)
+            continue;
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) break;
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+        const bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == ECONNREFUSED;
+        ::close(fd);
+        if (refused) ::unlink(path.c_str());
+    }
+    ::closedir(dir);
+}
+
+// ---- the ports -----------------------------------------------------------------------
+
+class ZmqOutPort final : public OutPort {
+public:
+    ZmqOutPort(zmq::context_t& context, const PortOptions& o, const std::vector<std::string>& schemes) {
+        net::SocketOptions so;
+        so.linger = o.linger;
+        so.send_queue = o.send_queue;
+        so.xpub_verboser = true;
+        socket_ = net::make_socket(context, zmq::socket_type::xpub, so);
+        auto offers = [&](const char* s) {
+            for (const auto& x : schemes)
+                if (x == s) return true;
+            return false;
+        };
+        std::vector<std::string> endpoints;
+        // inproc always: the node's link to itself, and to other nodes of the process.
+        endpoints.push_back("inproc://gecko-" + hex(o.session));
+        if (offers("ipc")) {
+            remove_stale_ipc_files(o.ipc_directory);
+            // Short enough for sun_path: the directory, then at most ~60 bytes of name.
+            std::string path = o.ipc_directory + "/gecko-" + sanitize(o.key, 12) + "-" + sanitize(o.node, 16) + "-" +
+                               hex(o.session) + ".sock";
+            if (path.size() > max_ipc_path) path = o.ipc_directory + "/gecko-" + hex(o.session) + ".sock";
+            if (path.size() <= max_ipc_path) endpoints.push_back("ipc://" + path);
+        }
+        if (offers("tcp")) endpoints.push_back("tcp://" + o.tcp_address + ":*");
+        for (const auto& l : o.listen)
+            if (scheme_of(l) != "mem") endpoints.push_back(l);
+        for (const auto& endpoint : endpoints) {
+            try {
+                socket_.bind(endpoint);
+            } catch (const zmq::error_t& e) {
+                throw Error(Errc::transport, "cannot bind the node's data socket on '" + endpoint + "': " + e.what());
+            }
+            bound_.push_back(socket_.get(zmq::sockopt::last_endpoint));
+        }
+        fd_ = socket_.get(zmq::sockopt::fd);
+    }
+
+    ~ZmqOutPort() override {
+        socket_.close();
+        for (const auto& e : bound_)
+            if (e.rfind("ipc://", 0) == 0) ::unlink(e.c_str() + 6);
+    }
+
+    std::vector<std::string> locators() const override { return bound_; }
+
+    SendResult send(Buffer& frame) override {
+        const std::size_t size = frame.size();
+        bool sent;
+        if (size < zero_copy_threshold) {
+            sent = socket_.send(zmq::const_buffer(frame.data(), size), zmq::send_flags::dontwait).has_value();
+        } else {
+            zmq::message_t message(frame.release(), size, [](void* data, void*) { std::free(data); }, nullptr);
+            sent = socket_.send(message, zmq::send_flags::dontwait).has_value();
+        }
+        return SendResult{sent, 0};
+    }
+
+    void drain_events(FunctionRef<void(const PortEvent&)> on) override {
+        zmq::message_t m;
+        for (int budget = 4096; budget > 0 && socket_.recv(m, zmq::recv_flags::dontwait); --budget) {
+            if (m.size() < 1) continue;
+            const auto* bytes = static_cast<const char*>(m.data());
+            // 0x01 + prefix: subscribe; 0x00 + prefix: unsubscribe. Plain data
+            // prefixes are ZeroMQ's business; announcements are ours.
+            auto who = wire::parse_announcement(std::string_view(bytes + 1, m.size() - 1));
+            if (!who) continue;
+            on(PortEvent{bytes[0] == 1, std::move(*who)});
+        }
+    }
+
+    bool events_pending() override { return (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0; }
+    int event_fd() const override { return fd_; }
+
+private:
+    zmq::socket_t socket_;
+    std::vector<std::string> bound_;
+    int fd_ = -1;
+};
+
+class ZmqInPort final : public InPort {
+public:
+    ZmqInPort(zmq::context_t& context, const PortOptions& o) {
+        net::SocketOptions so;
+        so.receive_queue = o.receive_queue;
+        // A peer that sends a frame above the node's limit is disconnected by
+        // ZeroMQ before the frame is read whole (it reconnects at once).
+        so.max_message_size = static_cast<std::int64_t>(o.max_message_size + wire::frame_header_size);
+        socket_ = net::make_socket(context, zmq::socket_type::sub, so);
+        fd_ = socket_.get(zmq::sockopt::fd);
+    }
+
+    bool connect(const std::string& locator, std::string& why) override {
+        if (!usable(locator, why)) return false;
+        try {
+            socket_.connect(locator);
+        } catch (const zmq::error_t& e) {
+            why = e.what();
+            return false;
+        }
+        return true;
+    }
+
+    void disconnect(const std::string& locator) override {
+        try {
+            socket_.disconnect(locator);
+        } catch (const zmq::error_t&) {
+            // Not connected: nothing to undo.
+        }
+    }
+
+    void subscribe(const Interest& i) override {
+        std::uint8_t prefix[8];
+        wire::store_channel(prefix, i.channel);
+        // The data prefix first: when a publisher hears the announcement, the
+        // subscription that lets its frames through is already in place.
+        socket_.set(zmq::sockopt::subscribe, zmq::const_buffer(prefix, i.wildcard ? 4 : 8));
+        // (An empty subscription would be the empty prefix: everything.)
+        if (!i.announcement.empty()) socket_.set(zmq::sockopt::subscribe, i.announcement);
+    }
+
+    void unsubscribe(const Interest& i) override {
+        std::uint8_t prefix[8];
+        wire::store_channel(prefix, i.channel);
+        if (!i.announcement.empty()) socket_.set(zmq::sockopt::unsubscribe, i.announcement);
+        socket_.set(zmq::sockopt::unsubscribe, zmq::const_buffer(prefix, i.wildcard ? 4 : 8));
+    }
+
+    bool take(Frame& out) override {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, socket_.handle(), ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            return false;
+        }
+        out = Frame::adopt(m, zmq_frame_ops);
+        return true;
+    }
+
+    bool wait(std::chrono::nanoseconds timeout, int wake_fd) override {
+        zmq_pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake_fd, ZMQ_POLLIN, 0}};
+        const long ms = timeout.count() <= 0 ? 0 : static_cast<long>((timeout.count() + 999999) / 1000000);
+        const int n = zmq_poll(items, wake_fd >= 0 ? 2 : 1, ms);
+        return n > 0;  // EINTR (a signal): the caller re-checks ok() and its deadline
+    }
+
+    int event_fd() const override { return fd_; }
+
+private:
+    zmq::socket_t socket_;
+    int fd_ = -1;
+};
+
+class ZmqTransport final : public Transport {
+public:
+    ZmqTransport(std::shared_ptr<zmq::context_t> context, std::vector<std::string> schemes)
+        : context_(std::move(context)), schemes_(std::move(schemes)) {}
+    std::vector<std::string> schemes() const override { return schemes_; }
+    std::unique_ptr<OutPort> open_out(const PortOptions& o) override {
+        return std::make_unique<ZmqOutPort>(*context_, o, schemes_);
+    }
+    std::unique_ptr<InPort> open_in(const PortOptions& o) override { return std::make_unique<ZmqInPort>(*context_, o); }
+
+private:
+    std::shared_ptr<zmq::context_t> context_;
+    std::vector<std::string> schemes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_zmq_transport(std::shared_ptr<zmq::context_t> context, std::vector<std::string> schemes) {
+    return std::make_unique<ZmqTransport>(std::move(context), std::move(schemes));
+}
+
+}  // namespace gecko::detail

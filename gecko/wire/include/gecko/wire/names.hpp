@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file names.hpp
+/// What a key, topic, service, type or node name may be. Nodes refuse a bad
+/// name when an entity is made; geckocore refuses it at registration (a
+/// hostile peer cannot put terminal escapes or megabytes into every tool's
+/// output). docs/DISCOVERY.md §2 gives the same rules.
+///
+/// - topic and service names: 1-256 bytes of printable ASCII (0x21-0x7E), not starting with '#'
+/// - type names: 1-256 bytes of printable ASCII ("gecko.msgs.Imu", "A->B" for services)
+/// - keys: 1-128 bytes of printable ASCII
+/// - node and host names: 1-128 bytes, no control characters (spaces allowed)
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace gecko::wire {
+
+inline constexpr std::size_t max_topic_name = 256;
+inline constexpr std::size_t max_type_name = 256;
+inline constexpr std::size_t max_key = 128;
+inline constexpr std::size_t max_node_name = 128;
+
+/// "" if `name` is a valid topic or service name, else why not.
+std::string check_topic_name(std::string_view name);
+std::string check_type_name(std::string_view name);
+std::string check_key(std::string_view name);
+/// Node and host names (no control characters; spaces allowed).
+std::string check_node_name(std::string_view name);
+
+/// "" if `locator` is one a node may offer (docs/DISCOVERY.md §2): tcp://HOST:PORT
+/// (a host, not a wildcard; PORT 1-65535), ipc://PATH (1-107 bytes),
+/// inproc://NAME, mem://NAME or shm://NAME (1-256 bytes), printable; else why not.
+std::string check_locator(std::string_view locator);
+inline constexpr std::size_t max_locator = 256;
+inline constexpr std::size_t max_locators = 8;
+
+/// `text` with every control character (and DEL, and bytes above 0x7E that
+/// are not part of UTF-8 text) shown as \xNN: safe to print on a terminal.
+std::string printable(std::string_view text);
+
+}  // namespace gecko::wire

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gecko/wire/names.hpp"
+
+#include <cstdio>
+
+namespace gecko::wire {
+namespace {
+
+std::string check_printable(std::string_view name, std::size_t max, const char* what) {
+    if (name.empty()) return std::string(what) + " is empty";
+    if (name.size() > max)
+        return std::string(what) + " is " + std::to_string(name.size()) + " bytes long (at most " + std::to_string(max) + ")";
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const auto c = static_cast<unsigned char>(name[i]);
+        if (c < 0x21 || c > 0x7e)
+            return std::string(what) + " has a space or a non-printable byte (0x" +
+                   [&] {
+                       char h[3];
+                       std::snprintf(h, sizeof h, "%02x", c);
+                       return std::string(h);
+                   }() +
+                   ") at byte " + std::to_string(i) + "; names are printable ASCII";
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string check_topic_name(std::string_view name) {
+    auto why = check_printable(name, max_topic_name, "the name");
+    if (why.empty() && name.front() == '#') why = "the name starts with '#', which Gecko reserves";
+    return why;
+}
+
+std::string check_type_name(std::string_view name) { return check_printable(name, max_type_name, "the type name"); }
+
+std::string check_key(std::string_view name) { return check_printable(name, max_key, "the key"); }
+
+std::string check_node_name(std::string_view name) {
+    if (name.empty()) return "the name is empty";
+    if (name.size() > max_node_name)
+        return "the name is " + std::to_string(name.size()) + " bytes long (at most " + std::to_string(max_node_name) + ")";
+    for (char ch : name) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) return "the name has a control character";
+    }
+    return {};
+}
+
+std::string check_locator(std::string_view locator) {
+    if (locator.empty() || locator.size() > max_locator)
+        return "a locator is 1-" + std::to_string(max_locator) + " bytes";
+    for (char ch : locator)
+        if (static_cast<unsigned char>(ch) <= 0x20 || static_cast<unsigned char>(ch) >= 0x7f)
+            return "a locator is printable ASCII without spaces";
+    const auto at = locator.find("://");
+    if (at == std::string_view::npos) return "a locator is SCHEME://ADDRESS";
+    const auto scheme = locator.substr(0, at);
+    const auto rest = locator.substr(at + 3);
+    if (rest.empty()) return "the locator has no address";
+    if (scheme == "ipc") return rest.size() <= 107 ? "" : "an ipc path is at most 107 bytes";
+    if (scheme == "inproc" || scheme == "mem" || scheme == "shm") return {};
+    if (scheme != "tcp") return "unknown scheme '" + std::string(scheme) + "' (tcp, ipc, inproc, mem, shm)";
+    const auto colon = rest.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return "tcp://HOST:PORT needs a host and a port";
+    const auto host = rest.substr(0, colon);
+    const auto port = rest.substr(colon + 1);
+    if (host == "*" || host == "0.0.0.0") return "tcp host is a wildcard; a locator names an address others can reach";
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos)
+        return "tcp port is not a number";
+    const int p = std::stoi(std::string(port));
+    if (p < 1 || p > 65535) return "tcp port is not 1-65535";
+    return {};
+}
+
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+            char h[5];
+            std::snprintf(h, sizeof h, "\\x%02x", c);
+            out += h;
+        } else {
+            out += ch;  // UTF-8 bytes pass: only control characters move a terminal
+        }
+    }
+    return out;
+}
+
+}  // namespace gecko::wire
