@@ -46,7 +46,6 @@
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/std.hpp>
 
-#include "discovery/core_query.hpp"
 
 extern char** environ;
 
@@ -475,7 +474,7 @@ bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
     for (auto& c : children)
         if (!c->wait_for("loaded", milliseconds(10000))) throw Stall("a registering child did not start");
 
-    gecko::detail::DiscoveryOptions q;
+    gecko::net::FinderOptions q;
     q.key = key;
     q.multicast = false;
     q.core = core.address;
@@ -493,7 +492,7 @@ bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
     });
     while (ms_since(t0) < 60000) {
         try {
-            const auto r = gecko::detail::query_core(q, milliseconds(2000));
+            const auto r = gecko::query_graph(q, milliseconds(2000));
             ++queries;
             seen_pubs = 0;
             seen_topics = r.topics.size();

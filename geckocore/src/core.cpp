@@ -11,8 +11,8 @@
 
 #include "geckocore/core.hpp"
 
-#include "discovery/net.hpp"
-#include "discovery/protocol.hpp"
+#include "gecko/net/net.hpp"
+#include "gecko/wire/discovery.hpp"
 #include "door.hpp"
 #include "router_io.hpp"
 #include "gecko/error.hpp"
@@ -42,12 +42,10 @@ namespace gecko::core {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-namespace proto = gecko::detail::proto;
-namespace net = gecko::detail::net;
-using gecko::detail::EntityKind;
-using gecko::detail::Peer;
-using gecko::detail::Registration;
-using gecko::detail::TopicStats;
+using discovery::EntityKind;
+using discovery::Peer;
+using discovery::Registration;
+using discovery::TopicStats;
 
 namespace {
 
@@ -144,7 +142,7 @@ struct Core::Impl {
     const std::uint64_t instance = net::random_id();
     const Clock::time_point started = Clock::now();
     std::string endpoint;
-    std::shared_ptr<zmq::context_t> context = ::gecko::net::process_context();
+    std::shared_ptr<zmq::context_t> context = net::process_context();
     std::optional<zmq::socket_t> router;
     std::optional<zmq::socket_t> monitor;  // the ROUTER's connection events
     std::optional<HostDoor> door;
@@ -178,12 +176,12 @@ struct Core::Impl {
     void reap_connections(Clock::time_point now);
     // requests
     void on_router();
-    void handle(const RouterRequest& request, const proto::Message& m);
+    void handle(const RouterRequest& request, const discovery::Message& m);
     void hello(const RouterRequest& request, const msgpack::object& root, std::uint64_t sid, Clock::time_point now);
-    void reply(const std::string& route, bool req_envelope, const proto::Writer& w);
+    void reply(const std::string& route, bool req_envelope, const discovery::Writer& w);
     void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
                      const std::string& message);
-    void send_to_session(const Session& s, const proto::Writer& w);
+    void send_to_session(const Session& s, const discovery::Writer& w);
     void notify_error(std::uint64_t entity, const std::string& code, const std::string& message);
     // table
     void add(Session& s, Registration reg);
@@ -196,7 +194,7 @@ struct Core::Impl {
     Peer peer_of(const Entity& e) const;
     void graph_event(bool appeared, const TopicKey& key, const std::string& type);
     void graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type);
-    void write_list(proto::Writer& w, const msgpack::object& request) const;
+    void write_list(discovery::Writer& w, const msgpack::object& request) const;
     void table_changed();
     void count(std::uint64_t CoreCounters::*field) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -209,7 +207,7 @@ struct Core::Impl {
     }
     std::string describe(const Entity& e) const {
         const auto s = sessions.find(e.session);
-        return std::string(proto::to_string(e.reg.kind)) + " on node '" + (s != sessions.end() ? s->second.node : "?") + "'";
+        return std::string(discovery::to_string(e.reg.kind)) + " on node '" + (s != sessions.end() ? s->second.node : "?") + "'";
     }
 };
 
@@ -231,11 +229,11 @@ void Core::Impl::setup() {
     if (opt.max_connections == 0)
         opt.max_connections = fds.rlim_cur > 128 ? static_cast<std::size_t>(fds.rlim_cur) - 96 : 32;
 
-    ::gecko::net::SocketOptions so;
-    so.max_message_size = proto::max_zmq_message;
+    net::SocketOptions so;
+    so.max_message_size = discovery::max_zmq_message;
     so.router_handover = true;
     so.send_queue = 10000;
-    router = ::gecko::net::make_socket(*context, zmq::socket_type::router, so);
+    router = net::make_socket(*context, zmq::socket_type::router, so);
     try {
         router->bind(opt.listen);
     } catch (const zmq::error_t& e) {
@@ -248,7 +246,7 @@ void Core::Impl::setup() {
     // Connection events, to close connections that never say hello.
     const std::string monitor_endpoint = "inproc://geckocore-monitor-" + std::to_string(instance);
     if (zmq_socket_monitor(router->handle(), monitor_endpoint.c_str(), ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0) {
-        monitor = ::gecko::net::make_socket(*context, zmq::socket_type::pair);
+        monitor = net::make_socket(*context, zmq::socket_type::pair);
         monitor->connect(monitor_endpoint);
     }
 
@@ -281,7 +279,7 @@ void Core::Impl::setup() {
 // ---- multicast -------------------------------------------------------------------
 
 namespace {
-void write_core_fields(proto::Writer& w, const Core::Impl& c) {
+void write_core_fields(discovery::Writer& w, const Core::Impl& c) {
     w.kv("key", c.opt.key);
     w.kv("instance", c.instance);
     w.kv("endpoint", c.endpoint);
@@ -292,28 +290,28 @@ void write_core_fields(proto::Writer& w, const Core::Impl& c) {
 
 void Core::Impl::announce() {
     if (!sender) return;
-    proto::Writer w("announce", 5);
+    discovery::Writer w("announce", 5);
     write_core_fields(w, *this);
     const auto err = net::send_to(sender.get(), group, w.data(), w.size());
     if (!err.empty()) say(LogLevel::warn, "announce", "cannot announce on the multicast group: " + err);
 }
 
 void Core::Impl::on_datagrams() {
-    char buf[proto::max_datagram];
+    char buf[discovery::max_datagram];
     for (int budget = 256; budget > 0; --budget) {
         sockaddr_in from{};
         socklen_t len = sizeof from;
         const auto n = ::recvfrom(listener.get(), buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
         if (n < 0) return;
         std::string why;
-        std::optional<proto::Message> m;
+        std::optional<discovery::Message> m;
         if (static_cast<std::size_t>(n) > sizeof buf)
             why = "oversized (" + std::to_string(n) + " bytes)";
         else
-            m = proto::Message::parse(buf, static_cast<std::size_t>(n), &why);
+            m = discovery::Message::parse(buf, static_cast<std::size_t>(n), &why);
         std::optional<std::string> key;
         if (m) {
-            key = proto::get_str(m->root(), "key");
+            key = discovery::get_str(m->root(), "key");
             if (!key) why = "no 'key'";
         }
         if (!m || !key) {
@@ -329,19 +327,19 @@ void Core::Impl::on_datagrams() {
                 count(&CoreCounters::other_key_queries);
                 continue;
             }
-            proto::Writer w("core", 5);
+            discovery::Writer w("core", 5);
             write_core_fields(w, *this);
             const auto err = net::send_to(sender.get(), from, w.data(), w.size());
             if (!err.empty()) log.debug("cannot answer " + net::to_string(from) + ": " + err);
             count(&CoreCounters::queries_answered);
         } else if (t == "announce") {
-            const auto other = proto::get_u64(m->root(), "instance").value_or(0);
+            const auto other = discovery::get_u64(m->root(), "instance").value_or(0);
             if (*key != opt.key || other == instance) continue;
             if (duplicates.size() >= 64 && !duplicates.count(other)) continue;  // bounded: a flood of fake cores
             auto& d = duplicates[other];
-            d.host = proto::get_str(m->root(), "host").value_or("?");
-            d.endpoint = proto::get_str(m->root(), "endpoint").value_or("?");
-            d.pid = static_cast<std::int32_t>(proto::get_i64(m->root(), "pid").value_or(0));
+            d.host = discovery::get_str(m->root(), "host").value_or("?");
+            d.endpoint = discovery::get_str(m->root(), "endpoint").value_or("?");
+            d.pid = static_cast<std::int32_t>(discovery::get_i64(m->root(), "pid").value_or(0));
             d.last_heard = Clock::now();
             count(&CoreCounters::duplicate_cores);
             say(LogLevel::error, "another core",
@@ -400,13 +398,13 @@ void Core::Impl::reap_connections(Clock::time_point now) {
 
 // ---- requests --------------------------------------------------------------------
 
-void Core::Impl::reply(const std::string& route, bool req_envelope, const proto::Writer& w) {
+void Core::Impl::reply(const std::string& route, bool req_envelope, const discovery::Writer& w) {
     answer(*router, route, req_envelope, w.data(), w.size());
 }
 
 void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
                              const std::string& message) {
-    proto::Writer w("error", 4);
+    discovery::Writer w("error", 4);
     w.kv("instance", instance);
     w.kv("id", id);
     w.kv("code", code);
@@ -414,14 +412,14 @@ void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::u
     reply(route, req_envelope, w);
 }
 
-void Core::Impl::send_to_session(const Session& s, const proto::Writer& w) { reply(s.route, s.req_envelope, w); }
+void Core::Impl::send_to_session(const Session& s, const discovery::Writer& w) { reply(s.route, s.req_envelope, w); }
 
 void Core::Impl::notify_error(std::uint64_t entity, const std::string& code, const std::string& message) {
     const auto e = entities.find(entity);
     if (e == entities.end()) return;
     const auto s = sessions.find(e->second.session);
     if (s == sessions.end()) return;
-    proto::Writer w("error", 4);
+    discovery::Writer w("error", 4);
     w.kv("instance", instance);
     w.kv("id", entity);
     w.kv("code", code);
@@ -433,9 +431,9 @@ void Core::Impl::on_router() {
     RouterRequest request;
     for (int budget = 1024; budget > 0 && next_request(*router, request); --budget) {
         std::string why = "expected one frame after the routing id";
-        std::optional<proto::Message> m;
+        std::optional<discovery::Message> m;
         if (request.body)
-            m = proto::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
+            m = discovery::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
         if (!m) {
             count(&CoreCounters::malformed_messages);
             say(LogLevel::warn, "malformed message",
@@ -460,17 +458,17 @@ void Core::Impl::on_router() {
 void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root, std::uint64_t sid, Clock::time_point now) {
     const auto& route = request.route;
     const bool env = request.req_envelope;
-    auto key = proto::get_str(root, "key");
+    auto key = discovery::get_str(root, "key");
     if (!key || *key != opt.key) {
         reply_error(route, env, 0, "wrong_key",
                     "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
                         wire::printable(key.value_or("")) + "'");
         return;
     }
-    const auto secret = proto::get_u64(root, "secret");
-    const auto node = proto::get_str(root, "node").value_or("");
-    const auto node_host = proto::get_str(root, "host").value_or("");
-    auto locators = proto::get_str_array(root, "locators");
+    const auto secret = discovery::get_u64(root, "secret");
+    const auto node = discovery::get_str(root, "node").value_or("");
+    const auto node_host = discovery::get_str(root, "host").value_or("");
+    auto locators = discovery::get_str_array(root, "locators");
     std::string why = !secret || *secret == 0 ? "hello needs a secret" : "";
     if (why.empty()) why = wire::check_node_name(node);
     if (why.empty()) why = wire::check_node_name(node_host);
@@ -519,9 +517,9 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
         ++sessions_per_host[node_host];
     }
     s.host = node_host;
-    s.host_id = proto::get_str(root, "hostid").value_or("");
-    s.pid = static_cast<std::int32_t>(proto::get_i64(root, "pid").value_or(0));
-    s.pidns = proto::get_str(root, "pidns").value_or("");
+    s.host_id = discovery::get_str(root, "hostid").value_or("");
+    s.pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
+    s.pidns = discovery::get_str(root, "pidns").value_or("");
     s.locators = std::move(*locators);
     s.local = s.host == host && !s.pidns.empty() && s.pidns == pidns && s.pid > 0;
     s.route = route;
@@ -530,7 +528,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     if (!fresh) {
         // The node lists everything it has: drop what it withdrew while we could not hear it.
         std::set<std::uint64_t> keep;
-        if (const auto* ids = proto::find(root, "ids"); ids && ids->type == msgpack::type::ARRAY)
+        if (const auto* ids = discovery::find(root, "ids"); ids && ids->type == msgpack::type::ARRAY)
             for (std::uint32_t i = 0; i < ids->via.array.size; ++i)
                 if (ids->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) keep.insert(ids->via.array.ptr[i].via.u64);
         const auto mine = s.entities;
@@ -540,7 +538,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
         say(LogLevel::info, "joined", "node '" + wire::printable(s.node) + "' joined (host " + wire::printable(s.host) +
                                           ", pid " + std::to_string(s.pid) + ")");
     }
-    proto::Writer w("welcome", 6);
+    discovery::Writer w("welcome", 6);
     w.kv("instance", instance);
     w.kv("lease_ms", static_cast<std::int64_t>(opt.lease.count()));
     w.kv("host", host);
@@ -550,7 +548,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     reply(route, env, w);
 }
 
-void Core::Impl::handle(const RouterRequest& request, const proto::Message& m) {
+void Core::Impl::handle(const RouterRequest& request, const discovery::Message& m) {
     const auto& root = m.root();
     const auto& t = m.type();
     const auto& route = request.route;
@@ -559,18 +557,18 @@ void Core::Impl::handle(const RouterRequest& request, const proto::Message& m) {
     if (t == "list") {
         // A tool that names a key must not be shown another key's table
         // (an explicit --core pointing at the wrong core).
-        if (const auto key = proto::get_str(root, "key"); key && *key != opt.key) {
+        if (const auto key = discovery::get_str(root, "key"); key && *key != opt.key) {
             reply_error(route, env, 0, "wrong_key",
                         "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
                             wire::printable(*key) + "'");
             return;
         }
-        proto::Writer w("list", 12);
+        discovery::Writer w("list", 12);
         write_list(w, root);
         reply(route, env, w);
         return;
     }
-    const auto sid = proto::get_u64(root, "s");
+    const auto sid = discovery::get_u64(root, "s");
     if (!sid) {
         count(&CoreCounters::malformed_messages);
         reply_error(route, env, 0, "malformed", "'" + t + "' without a session id 's'");
@@ -583,13 +581,13 @@ void Core::Impl::handle(const RouterRequest& request, const proto::Message& m) {
     const auto it = sessions.find(*sid);
     if (it == sessions.end()) {
         if (t == "bye") return;
-        proto::Writer w("unknown", 1);
+        discovery::Writer w("unknown", 1);
         w.kv("instance", instance);
         reply(route, env, w);
         return;
     }
     Session& s = it->second;
-    if (proto::get_u64(root, "secret").value_or(0) != s.secret) {
+    if (discovery::get_u64(root, "secret").value_or(0) != s.secret) {
         count(&CoreCounters::auth_failures);
         say(LogLevel::warn, "auth", "refused '" + t + "' for node '" + wire::printable(s.node) +
                                         "' without its secret (another program reusing its session id)");
@@ -607,31 +605,31 @@ void Core::Impl::handle(const RouterRequest& request, const proto::Message& m) {
             if (watched_kind(entities.at(id).reg.kind)) push_full(id);
     }
     if (t == "hb") {
-        proto::Writer w("hb", 3);
+        discovery::Writer w("hb", 3);
         w.kv("instance", instance);
         w.kv("n", static_cast<std::uint64_t>(s.entities.size()));
         w.kv("digest", s.digest);
         reply(route, env, w);
     } else if (t == "add") {
-        auto reg = proto::read_registration(root);
+        auto reg = discovery::read_registration(root);
         if (!reg) {
             count(&CoreCounters::malformed_messages);
-            reply_error(route, env, proto::get_u64(root, "id").value_or(0), "malformed", "'add' needs id, kind, topic, type");
+            reply_error(route, env, discovery::get_u64(root, "id").value_or(0), "malformed", "'add' needs id, kind, topic, type");
             return;
         }
         add(s, std::move(*reg));
     } else if (t == "remove") {
-        const auto id = proto::get_u64(root, "id");
+        const auto id = discovery::get_u64(root, "id");
         const auto e = id ? entities.find(*id) : entities.end();
         if (e != entities.end() && e->second.session == s.id) remove_entity(*id);
     } else if (t == "stats") {
-        const auto* list = proto::find(root, "stats");
+        const auto* list = discovery::find(root, "stats");
         if (!list || list->type != msgpack::type::ARRAY) {
             count(&CoreCounters::malformed_messages);
             return;
         }
         for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-            const auto st = proto::read_stats(list->via.array.ptr[i]);
+            const auto st = discovery::read_stats(list->via.array.ptr[i]);
             if (!st) continue;
             const auto e = entities.find(st->id);
             if (e == entities.end() || e->second.session != s.id) continue;
@@ -707,13 +705,13 @@ void Core::Impl::push_full(std::uint64_t watcher) {
     std::size_t at = 0;
     do {
         const std::size_t n = std::min(peers_per_push, ids.size() - at);
-        proto::Writer msg("peers", 4);
+        discovery::Writer msg("peers", 4);
         msg.kv("instance", instance);
         msg.kv("id", watcher);
         msg.kv("partial", warm || at > 0);
         msg.key("peers");
         msg.packer().pack_array(static_cast<std::uint32_t>(n));
-        for (std::size_t i = at; i < at + n; ++i) proto::pack_peer(msg.packer(), peer_of(entities.at(ids[i])));
+        for (std::size_t i = at; i < at + n; ++i) discovery::pack_peer(msg.packer(), peer_of(entities.at(ids[i])));
         send_to_session(s->second, msg);
         at += n;
     } while (at < ids.size());
@@ -729,13 +727,13 @@ void Core::Impl::push_delta(std::uint64_t watcher, const std::vector<std::uint64
     std::size_t at = 0;
     do {
         const std::size_t n = std::min(peers_per_push, added.size() - at);
-        proto::Writer msg("peers", 5);
+        discovery::Writer msg("peers", 5);
         msg.kv("instance", instance);
         msg.kv("id", watcher);
         msg.kv("partial", true);
         msg.key("peers");
         msg.packer().pack_array(static_cast<std::uint32_t>(n));
-        for (std::size_t i = at; i < at + n; ++i) proto::pack_peer(msg.packer(), peer_of(entities.at(added[i])));
+        for (std::size_t i = at; i < at + n; ++i) discovery::pack_peer(msg.packer(), peer_of(entities.at(added[i])));
         msg.kv("gone", at == 0 ? gone : std::vector<std::uint64_t>{});
         send_to_session(s->second, msg);
         at += n;
@@ -743,7 +741,7 @@ void Core::Impl::push_delta(std::uint64_t watcher, const std::vector<std::uint64
 }
 
 void Core::Impl::graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type) {
-    proto::Writer w("graph", 5);
+    discovery::Writer w("graph", 5);
     w.kv("instance", instance);
     w.kv("event", appeared ? "appeared" : "gone");
     w.kv("name", key.name);
@@ -763,7 +761,7 @@ void Core::Impl::add(Session& s, Registration reg) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "refused registration",
             "refused a registration of node '" + wire::printable(s.node) + "': " + wire::printable(reason));
-        proto::Writer w("error", 4);
+        discovery::Writer w("error", 4);
         w.kv("instance", instance);
         w.kv("id", id);
         w.kv("code", "refused");
@@ -775,7 +773,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     if (!why.empty()) return refuse("'" + reg.topic + "': " + why);
     if (const auto old = entities.find(id); old != entities.end()) {
         if (old->second.session != s.id) {
-            proto::Writer w("error", 4);
+            discovery::Writer w("error", 4);
             w.kv("instance", instance);
             w.kv("id", id);
             w.kv("code", "duplicate");
@@ -810,23 +808,23 @@ void Core::Impl::add(Session& s, Registration reg) {
     // first (it splits the topic); consumers of another type than each other,
     // with no producer between them, are only shown by `list`.
     if (!is_wildcard_type(e.reg.type_name)) {
-        const bool newcomer_produces = proto::is_producer(e.reg.kind);
+        const bool newcomer_produces = discovery::is_producer(e.reg.kind);
         std::set<std::string> reported;
         for (const auto& [type, n] : topic.types) {
             if (type == e.reg.type_name) continue;
             for (const auto& [order, other_id] : topic.by_order) {
                 const auto& other = entities.at(other_id);
                 if (other.reg.type_name != type) continue;
-                const bool other_produces = proto::is_producer(other.reg.kind);
+                const bool other_produces = discovery::is_producer(other.reg.kind);
                 if (!newcomer_produces && !other_produces) continue;
                 const std::string what = key.service ? "service" : "topic";
-                const std::string mine = "the " + std::string(proto::to_string(e.reg.kind)) + " of " + what + " '" +
+                const std::string mine = "the " + std::string(discovery::to_string(e.reg.kind)) + " of " + what + " '" +
                                          e.reg.topic + "' on node '" + s.node + "' declares " + e.reg.type_name;
                 const std::string theirs = describe(other) + " declares " + other.reg.type_name;
                 if (reported.insert(type).second) {
                     count(&CoreCounters::type_conflicts);
                     const std::string text = "type conflict: " + mine + ", but the " + theirs + "; no data flows between them";
-                    proto::Writer w("error", 4);
+                    discovery::Writer w("error", 4);
                     w.kv("instance", instance);
                     w.kv("id", e.reg.id);
                     w.kv("code", "type_conflict");
@@ -842,7 +840,7 @@ void Core::Impl::add(Session& s, Registration reg) {
         ++topic.types[e.reg.type_name];
     }
     topic.by_order[e.order] = e.reg.id;
-    if (proto::is_producer(e.reg.kind)) ++topic.producers;
+    if (discovery::is_producer(e.reg.kind)) ++topic.producers;
     s.entities.insert(e.reg.id);
     s.digest ^= mix(e.reg.id);
     const auto [it, inserted] = entities.emplace(e.reg.id, std::move(e));
@@ -870,7 +868,7 @@ void Core::Impl::remove_entity(std::uint64_t id) {
         if (!is_wildcard_type(e.reg.type_name))
             if (auto ty = t->second.types.find(e.reg.type_name); ty != t->second.types.end() && --ty->second == 0)
                 t->second.types.erase(ty);
-        if (proto::is_producer(e.reg.kind)) --t->second.producers;
+        if (discovery::is_producer(e.reg.kind)) --t->second.producers;
         if (t->second.by_order.empty()) {
             topics.erase(t);
             graph_event(false, key, e.reg.type_name);
@@ -905,7 +903,7 @@ void Core::Impl::remove_session(std::uint64_t id, const std::string& why) {
             if (!is_wildcard_type(en->second.reg.type_name))
                 if (auto ty = t->second.types.find(en->second.reg.type_name); ty != t->second.types.end() && --ty->second == 0)
                     t->second.types.erase(ty);
-            if (proto::is_producer(en->second.reg.kind)) --t->second.producers;
+            if (discovery::is_producer(en->second.reg.kind)) --t->second.producers;
             if (t->second.by_order.empty()) {
                 const std::string type = en->second.reg.type_name;
                 topics.erase(t);
@@ -934,12 +932,12 @@ void Core::Impl::table_changed() {
 // The answer to `list`: the whole table, or one page of topics of it
 // (`offset`, `limit`, or a single `topic`), never more than list_page_bytes of
 // topics per answer; `next` says where the next page starts (0: none).
-void Core::Impl::write_list(proto::Writer& w, const msgpack::object& request) const {
+void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request) const {
     const auto now = Clock::now();
     auto& pk = w.packer();
-    const auto only = proto::get_str(request, "topic");
-    const std::size_t offset = static_cast<std::size_t>(proto::get_u64(request, "offset").value_or(0));
-    const std::size_t limit = static_cast<std::size_t>(proto::get_u64(request, "limit").value_or(SIZE_MAX));
+    const auto only = discovery::get_str(request, "topic");
+    const std::size_t offset = static_cast<std::size_t>(discovery::get_u64(request, "offset").value_or(0));
+    const std::size_t limit = static_cast<std::size_t>(discovery::get_u64(request, "limit").value_or(SIZE_MAX));
     w.kv("key", opt.key);
     w.kv("instance", instance);
     w.kv("host", host);
@@ -973,8 +971,8 @@ void Core::Impl::write_list(proto::Writer& w, const msgpack::object& request) co
 
     auto pack_entity = [&](msgpack::packer<msgpack::sbuffer>& p, const Entity& e) {
         const Peer peer = peer_of(e);
-        p.pack_map(proto::registration_fields + 7);
-        proto::pack_registration_fields(p, peer.reg);
+        p.pack_map(discovery::registration_fields + 7);
+        discovery::pack_registration_fields(p, peer.reg);
         p.pack(std::string_view("locators"));
         p.pack(peer.locators);
         p.pack(std::string_view("node"));
@@ -987,7 +985,7 @@ void Core::Impl::write_list(proto::Writer& w, const msgpack::object& request) co
         p.pack(peer.pid);
         p.pack(std::string_view("stats"));
         if (e.stats)
-            proto::pack_stats(p, *e.stats);
+            discovery::pack_stats(p, *e.stats);
         else
             p.pack_nil();
         p.pack(std::string_view("stats_age_ms"));
@@ -1019,7 +1017,7 @@ void Core::Impl::write_list(proto::Writer& w, const msgpack::object& request) co
             std::vector<std::string> types;
             for (const auto& [order, id] : t.by_order) {
                 const auto& e = entities.at(id);
-                (proto::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
+                (discovery::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
             }
             for (const auto& [type, count] : t.types) types.push_back(type);
             const std::string type = !producers.empty() ? producers.front()->reg.type_name : consumers.front()->reg.type_name;

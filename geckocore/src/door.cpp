@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "door.hpp"
 
-#include "discovery/protocol.hpp"
+#include "gecko/wire/discovery.hpp"
 #include "router_io.hpp"
 
 #include <signal.h>
@@ -12,7 +12,6 @@
 
 namespace gecko::core {
 
-namespace proto = gecko::detail::proto;
 using std::chrono::milliseconds;
 
 namespace {
@@ -22,7 +21,7 @@ bool is_loopback_peer(const std::string& address) {
     return address.rfind("127.", 0) == 0 || address == "::1" || address.rfind("::ffff:127.", 0) == 0;
 }
 
-void write_entry(proto::Writer& w, const DoorEntry& e) {
+void write_entry(discovery::Writer& w, const DoorEntry& e) {
     w.kv("key", e.key);
     w.kv("instance", e.instance);
     w.kv("endpoint", e.endpoint);
@@ -58,7 +57,7 @@ HostDoor::Clock::time_point HostDoor::tick(Clock::time_point now) {
 void HostDoor::try_take(Clock::time_point now) {
     zmq::socket_t socket(context_, zmq::socket_type::router);
     socket.set(zmq::sockopt::linger, 0);
-    socket.set(zmq::sockopt::maxmsgsize, proto::max_zmq_message);
+    socket.set(zmq::sockopt::maxmsgsize, discovery::max_zmq_message);
     try {
         socket.bind("tcp://0.0.0.0:" + std::to_string(options_.port));
     } catch (const zmq::error_t&) {
@@ -78,10 +77,10 @@ void HostDoor::register_self() {
         link_->set(zmq::sockopt::linger, 0);
         link_->set(zmq::sockopt::immediate, 1);  // no queue while no door: the next tick sends afresh
         link_->set(zmq::sockopt::sndhwm, 4);
-        link_->set(zmq::sockopt::maxmsgsize, proto::max_zmq_message);
+        link_->set(zmq::sockopt::maxmsgsize, discovery::max_zmq_message);
         link_->connect("tcp://127.0.0.1:" + std::to_string(options_.port));
     }
-    proto::Writer w("core", 6);
+    discovery::Writer w("core", 6);
     write_entry(w, options_.self);
     try {
         (void)link_->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait);
@@ -150,9 +149,9 @@ void HostDoor::on_door(Clock::time_point now) {
     if (!door_) return;
     RouterRequest request;
     for (int budget = 256; budget > 0 && next_request(*door_, request); --budget) {
-        auto send = [&](const proto::Writer& w) { answer(*door_, request.route, request.req_envelope, w.data(), w.size()); };
+        auto send = [&](const discovery::Writer& w) { answer(*door_, request.route, request.req_envelope, w.data(), w.size()); };
         auto error = [&](const std::string& code, const std::string& message) {
-            proto::Writer w("error", 4);
+            discovery::Writer w("error", 4);
             w.kv("instance", options_.self.instance);
             w.kv("id", std::uint64_t{0});
             w.kv("code", code);
@@ -160,8 +159,8 @@ void HostDoor::on_door(Clock::time_point now) {
             send(w);
         };
         std::string why = "expected one frame after the routing id";
-        std::optional<proto::Message> m;
-        if (request.body) m = proto::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
+        std::optional<discovery::Message> m;
+        if (request.body) m = discovery::Message::parse(static_cast<const char*>(request.body->data()), request.body->size(), &why);
         if (!m) {
             error("malformed", why);
             continue;
@@ -171,12 +170,12 @@ void HostDoor::on_door(Clock::time_point now) {
             // A core of this host renews its registration. Only loopback peers may:
             // a remote host must not be able to redirect this host's nodes.
             DoorEntry e;
-            e.key = proto::get_str(root, "key").value_or("");
-            e.instance = proto::get_u64(root, "instance").value_or(0);
-            e.endpoint = proto::get_str(root, "endpoint").value_or("");
-            e.host = proto::get_str(root, "host").value_or("");
-            e.pid = static_cast<std::int32_t>(proto::get_i64(root, "pid").value_or(0));
-            e.pidns = proto::get_str(root, "pidns").value_or("");
+            e.key = discovery::get_str(root, "key").value_or("");
+            e.instance = discovery::get_u64(root, "instance").value_or(0);
+            e.endpoint = discovery::get_str(root, "endpoint").value_or("");
+            e.host = discovery::get_str(root, "host").value_or("");
+            e.pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
+            e.pidns = discovery::get_str(root, "pidns").value_or("");
             if (!is_loopback_peer(request.peer_address)) {
                 ++refused_;
                 error("refused", "the door takes registrations from cores on this host only (over loopback)");
@@ -187,13 +186,13 @@ void HostDoor::on_door(Clock::time_point now) {
                 continue;
             }
             remember(std::move(e), now);
-            proto::Writer w("door", 1);
+            discovery::Writer w("door", 1);
             w.kv("instance", options_.self.instance);
             send(w);
             continue;
         }
         // hello (a node), list (a tool), where: "which core serves key K here?"
-        const auto key = proto::get_str(root, "key");
+        const auto key = discovery::get_str(root, "key");
         if (!key) {
             error("door", "this is the door of host " + options_.self.host + " (tcp port " + std::to_string(options_.port) +
                               "): name a key; keys served here: " + keys_served());
@@ -201,7 +200,7 @@ void HostDoor::on_door(Clock::time_point now) {
         }
         expire(now);
         if (const auto target = lookup(*key)) {
-            proto::Writer w("redirect", 6);
+            discovery::Writer w("redirect", 6);
             write_entry(w, *target);
             send(w);
             continue;

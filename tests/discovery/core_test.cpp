@@ -5,7 +5,7 @@
 
 #include "discovery/core_query.hpp"
 #include "discovery/discovery_client.hpp"
-#include "discovery/net.hpp"
+#include "gecko/net/net.hpp"
 #include "geckocore/core.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,6 +14,8 @@
 #include <mutex>
 
 using namespace gecko::detail;
+namespace discovery = gecko::discovery;
+namespace net = gecko::net;
 using namespace std::chrono_literals;
 
 namespace {
@@ -149,11 +151,11 @@ TEST_CASE("a subscriber of another type gets an error naming both types, and so 
     // It never gets a publisher of the wrong type as a peer.
     REQUIRE(sub_ev.wait_peers(11, 0, 3s));
 
-    DiscoveryOptions q;
+    gecko::net::FinderOptions q;
     q.key = key;
     q.multicast = false;
     q.core = core.endpoint();
-    const auto r = query_core(q, 3s);
+    const auto r = gecko::query_graph(q, 3s);
     REQUIRE(r.conflicts.size() == 1);
     CHECK(r.conflicts[0].topic == "imu");
     CHECK(r.conflicts[0].types.size() == 2);
@@ -207,11 +209,11 @@ TEST_CASE("a subscriber that declares no type (a tool) gets every publisher and 
     // The core sends a type error before the peers on the same ordered link: none came.
     CHECK(ev.error_for(21).empty());
 
-    DiscoveryOptions q;
+    gecko::net::FinderOptions q;
     q.key = key;
     q.multicast = false;
     q.core = core.endpoint();
-    const auto r = query_core(q, 3s);
+    const auto r = gecko::query_graph(q, 3s);
     CHECK(r.conflicts.empty());
     CHECK(core.counters().type_conflicts == 0);
 }
@@ -235,23 +237,23 @@ TEST_CASE("clients are given the servers of their service, and stats reach the c
     s.latency_ns = 1234;
     node.report({s});
 
-    DiscoveryOptions q;
+    gecko::net::FinderOptions q;
     q.key = key;
     q.multicast = false;
     q.core = core.endpoint();
-    const auto r = gecko::test::query_until(q, [](const QueryResult& r) {
+    const auto r = gecko::test::query_until(q, [](const gecko::Graph& r) {
         const auto* t = r.find("arm/move", true);
-        return t && !t->producers.empty() && t->producers[0].stats;
+        return t && !t->producers.empty() && t->producers[0].figures;
     }, 8s);
     const auto* t = r.find("arm/move", true);
     REQUIRE(t);
     REQUIRE(t->producers.size() == 1);
-    REQUIRE(t->producers[0].stats);
-    CHECK(t->producers[0].stats->messages_per_s == Approx(50));
-    CHECK(t->producers[0].stats->latency_ns == 1234);
+    REQUIRE(t->producers[0].figures);
+    CHECK(t->producers[0].figures->messages_per_s == Approx(50));
+    CHECK(t->producers[0].figures->latency_ns == 1234);
     CHECK(t->consumers.size() == 1);
     REQUIRE(r.nodes.size() == 1);
-    CHECK(r.nodes[0].node == "arm");
+    CHECK(r.nodes[0].name == "arm");
     CHECK(r.nodes[0].pid == ::getpid());
 }
 

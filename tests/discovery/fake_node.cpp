@@ -11,6 +11,9 @@
 //   ready SESSION | core INSTANCE | lost | peers ID N [PEER_ID@NODE@LOCATOR ...] | error ID MESSAGE
 //   endpoint REWRITTEN | attempts TEXT | ok COMMAND
 #include "discovery/discovery_client.hpp"
+#include "gecko/graph.hpp"
+#include "gecko/node.hpp"
+#include "gecko/options.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -33,7 +36,8 @@ void say(const std::string& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    DiscoveryOptions o = DiscoveryOptions::from_env();
+    DiscoveryOptions o;
+    static_cast<gecko::net::FinderOptions&>(o) = gecko::finder_options(gecko::NodeOptions::from_env());
     for (int i = 1; i + 1 < argc || (i < argc && std::string(argv[i]) == "--no-multicast"); ++i) {
         const std::string a = argv[i];
         if (a == "--no-multicast") {
@@ -44,7 +48,7 @@ int main(int argc, char** argv) {
         if (a == "--key") o.key = v;
         else if (a == "--node") o.node = v;
         else if (a == "--core") o.core = v;
-        else if (a == "--multicast") parse_multicast(v, o.multicast_group, o.multicast_port);
+        else if (a == "--multicast") (void)gecko::parse_multicast(v, o.multicast_group, o.multicast_port);
         else if (a == "--lease") o.lease = std::chrono::milliseconds(std::stol(v));
         else if (a == "--find-timeout") o.find_timeout = std::chrono::milliseconds(std::stol(v));
         else if (a == "--locator") o.locators.push_back(v);

@@ -70,8 +70,8 @@ inline Process start_node(const std::string& key, const std::string& name, std::
 }
 
 /// DiscoveryOptions for in-test queries of `key`'s core.
-inline detail::DiscoveryOptions query_options(const std::string& key) {
-    detail::DiscoveryOptions o;
+inline gecko::net::FinderOptions query_options(const std::string& key) {
+    gecko::net::FinderOptions o;
     o.key = key;
     o.node = "test";
     o.multicast_port = test_multicast_port();
@@ -80,14 +80,14 @@ inline detail::DiscoveryOptions query_options(const std::string& key) {
 
 /// Polls the core's table until `pred` holds (bounded). Returns the last result.
 template <typename Pred>
-detail::QueryResult query_until(const detail::DiscoveryOptions& o, Pred pred, std::chrono::milliseconds timeout) {
+gecko::Graph query_until(const gecko::net::FinderOptions& o, Pred pred, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    detail::QueryResult last;
+    gecko::Graph last;
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return last;
         try {
-            last = detail::query_core(o, std::max(left, 100ms));
+            last = gecko::query_graph(o, std::max(left, 100ms));
             if (pred(last)) return last;
         } catch (const std::exception&) {
         }
@@ -95,11 +95,11 @@ detail::QueryResult query_until(const detail::DiscoveryOptions& o, Pred pred, st
     }
 }
 
-inline std::size_t producers(const detail::QueryResult& r, const std::string& topic) {
+inline std::size_t producers(const gecko::Graph& r, const std::string& topic) {
     const auto* t = r.find(topic);
     return t ? t->producers.size() : 0;
 }
-inline std::size_t consumers(const detail::QueryResult& r, const std::string& topic) {
+inline std::size_t consumers(const gecko::Graph& r, const std::string& topic) {
     const auto* t = r.find(topic);
     return t ? t->consumers.size() : 0;
 }

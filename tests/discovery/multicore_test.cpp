@@ -13,7 +13,6 @@
 #include "discovery/harness.hpp"
 
 using namespace gecko::test;
-using gecko::detail::QueryResult;
 
 namespace {
 
@@ -35,15 +34,15 @@ std::map<std::string, std::string> via_door(std::uint16_t door) {
     return {{"GECKO_NO_MULTICAST", "1"}, {"GECKO_CORE", "127.0.0.1:" + std::to_string(door)}};
 }
 
-gecko::detail::DiscoveryOptions door_query(const std::string& key, std::uint16_t door) {
+gecko::net::FinderOptions door_query(const std::string& key, std::uint16_t door) {
     auto o = query_options(key);
     o.multicast = false;
     o.core = "127.0.0.1:" + std::to_string(door);
     return o;
 }
 
-bool serves(const QueryResult& r, const std::string& key, std::uint64_t instance = 0) {
-    return r.key == key && (instance == 0 || r.instance == instance);
+bool serves(const gecko::Graph& r, const std::string& key, std::uint64_t instance = 0) {
+    return r.key == key && (instance == 0 || r.core_instance == instance);
 }
 
 std::uint64_t instance_of(CoreProcess& c) {
@@ -72,13 +71,13 @@ TEST_CASE("three cores of three keys share one host with default ports, found by
 
     // By multicast, each key reaches its own core.
     for (std::size_t i = 0; i < keys.size(); ++i) {
-        const auto r = query_until(query_options(keys[i]), [&](const QueryResult& q) { return serves(q, keys[i]); }, 5s);
+        const auto r = query_until(query_options(keys[i]), [&](const gecko::Graph& q) { return serves(q, keys[i]); }, 5s);
         CHECK(serves(r, keys[i], instance_of(cores[i])));
     }
     // With multicast off, the door sends each key to its core (the registrations
     // of the two others reach the door within a registration period).
     for (std::size_t i = 0; i < keys.size(); ++i) {
-        const auto r = query_until(door_query(keys[i], door), [&](const QueryResult& q) { return serves(q, keys[i]); }, 5s);
+        const auto r = query_until(door_query(keys[i], door), [&](const gecko::Graph& q) { return serves(q, keys[i]); }, 5s);
         CHECK(serves(r, keys[i], instance_of(cores[i])));
     }
     // Nodes of two keys, unicast only, register with their own cores and match.
@@ -94,7 +93,7 @@ TEST_CASE("three cores of three keys share one host with default ports, found by
     // A key with no core on the host: the door says so and lists the keys it serves.
     auto lost = door_query(test_key("nobody"), door);
     try {
-        gecko::detail::query_core(lost, 3s);
+        gecko::query_graph(lost, 3s);
         FAIL("a key without a core was answered");
     } catch (const gecko::Error& e) {
         CHECK(std::string(e.what()).find("no geckocore for key") != std::string::npos);
@@ -108,7 +107,7 @@ TEST_CASE("three cores of three keys share one host with default ports, found by
                            cores[2].proc.wait_for_line("holding the host door", 5s).has_value();
         CHECK(taken);
         for (std::size_t i = 1; i < keys.size(); ++i) {
-            const auto r = query_until(door_query(keys[i], door), [&](const QueryResult& q) { return serves(q, keys[i]); }, 5s);
+            const auto r = query_until(door_query(keys[i], door), [&](const gecko::Graph& q) { return serves(q, keys[i]); }, 5s);
             CHECK(serves(r, keys[i], instance_of(cores[i])));
         }
         // A new node of robot-b still finds its core and its publisher.
@@ -124,7 +123,7 @@ TEST_CASE("three cores of three keys share one host with default ports, found by
         const auto new_instance = instance_of(again);
         // The living nodes find the new core (their old one is gone) and re-register:
         // its table has both of them back.
-        const auto r = query_until(door_query(keys[1], door), [&](const QueryResult& q) {
+        const auto r = query_until(door_query(keys[1], door), [&](const gecko::Graph& q) {
             return serves(q, keys[1], new_instance) && producers(q, "imu") == 1 && consumers(q, "imu") == 1;
         }, 10s);
         CHECK(serves(r, keys[1], new_instance));

@@ -3,8 +3,8 @@
 // fake_node helpers, started in every order, killed with -9, restarted.
 #include "harness.hpp"
 
-#include "discovery/net.hpp"
-#include "discovery/protocol.hpp"
+#include "gecko/net/net.hpp"
+#include "gecko/wire/discovery.hpp"
 
 #include <catch2/catch.hpp>
 #include <zmq.hpp>
@@ -13,6 +13,8 @@
 
 using namespace gecko::test;
 using namespace gecko::detail;
+namespace discovery = gecko::discovery;
+namespace net = gecko::net;
 using namespace std::chrono_literals;
 
 TEST_CASE("publishers and subscribers find each other whatever starts first, core included", "[discovery][process]") {
@@ -66,7 +68,7 @@ TEST_CASE("a node killed with -9 disappears from the core and from its peers", "
     // that a loaded machine cannot fail the test, and the lease would have
     // removed the node too, but counted as an expired lease.
     if (!kill_subscriber) REQUIRE(sub.wait_for_line(peers_line(1, 0), 4 * lease));
-    const auto r = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 1; }, 4 * lease);
+    const auto r = query_until(query_options(key), [](const gecko::Graph& r) { return r.nodes.size() == 1; }, 4 * lease);
     REQUIRE(r.nodes.size() == 1);
     CHECK(producers(r, "imu") == (kill_subscriber ? 1 : 0));
     CHECK(consumers(r, "imu") == (kill_subscriber ? 0 : 1));
@@ -84,7 +86,7 @@ TEST_CASE("a node that stops answering expires after the lease", "[discovery][pr
     REQUIRE(sub.wait_for_line(peers_line(1, 1), 5s));
     pub.kill(SIGSTOP);  // alive for kill(pid, 0), but silent: only the lease can catch it
     REQUIRE(sub.wait_for_line(peers_line(1, 0), 3s));
-    const auto r = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 1; }, 3s);
+    const auto r = query_until(query_options(key), [](const gecko::Graph& r) { return r.nodes.size() == 1; }, 3s);
     CHECK(r.counters.at("leases_expired") == 1);
     // Woken up, it notices that the core forgot it and registers again.
     pub.kill(SIGCONT);
@@ -112,7 +114,7 @@ void restart_core_scenario(const std::string& key, bool unicast) {
     REQUIRE(sub.wait_for_line(peers_line(5, 1), 5s));
     sub.out().drain(100ms);
     const auto seen_before = sub.out().lines().size();
-    const auto first = query_until(query_options(key), [](const QueryResult& r) { return r.nodes.size() == 2; }, 3s);
+    const auto first = query_until(query_options(key), [](const gecko::Graph& r) { return r.nodes.size() == 2; }, 3s);
     (void)first;
 
     core.proc.kill();
@@ -128,7 +130,7 @@ void restart_core_scenario(const std::string& key, bool unicast) {
     // them, with no peer vanishing on the way (below); the bound is a generous
     // multiple of the lease, not a time the test claims, so that a loaded
     // machine cannot fail it.
-    const auto r = query_until(o, [](const QueryResult& r) {
+    const auto r = query_until(o, [](const gecko::Graph& r) {
         return r.nodes.size() == 2 && producers(r, "imu") == 1 && consumers(r, "imu") == 1 && r.find("plan", true) &&
                r.find("plan", true)->producers.size() == 1;
     }, 4 * lease);
@@ -176,11 +178,11 @@ TEST_CASE("two keys on one multicast group never see each other", "[discovery][p
     sub_a.write_line("sub 3 imu gecko.msgs.Imu");
     REQUIRE(sub_a.wait_for_line(peers_line(3, 1), 5s));
     REQUIRE(sub.wait_for_line(peers_line(2, 0), 5s));
-    const auto rb = query_core(query_options(b), 3s);
+    const auto rb = gecko::query_graph(query_options(b), 3s);
     CHECK(rb.key == b);
     CHECK(producers(rb, "imu") == 0);
     CHECK(consumers(rb, "imu") == 1);
-    const auto ra = query_core(query_options(a), 3s);
+    const auto ra = gecko::query_graph(query_options(a), 3s);
     CHECK(ra.key == a);
     CHECK(producers(ra, "imu") == 1);
     CHECK(ra.counters.at("duplicate_cores") == 0);
@@ -193,7 +195,7 @@ TEST_CASE("a type conflict is reported to both sides with both type names", "[di
     auto core = CoreProcess::start(key);
     auto pub = start_node(key, "imu_driver");
     pub.write_line("pub 1 imu gecko.msgs.Imu");
-    REQUIRE(query_until(query_options(key), [](const QueryResult& r) { return producers(r, "imu") == 1; }, 5s).nodes.size() == 1);
+    REQUIRE(query_until(query_options(key), [](const gecko::Graph& r) { return producers(r, "imu") == 1; }, 5s).nodes.size() == 1);
     auto sub = start_node(key, "controller");
     sub.write_line("sub 2 imu gecko.msgs.JointState");
     const auto sub_err = sub.wait_for_line("error 2 ", 5s);
@@ -203,7 +205,7 @@ TEST_CASE("a type conflict is reported to both sides with both type names", "[di
     for (const auto& e : {*sub_err, *pub_err}) {
         CHECK_THAT(e, Catch::Contains("gecko.msgs.Imu") && Catch::Contains("gecko.msgs.JointState"));
     }
-    const auto r = query_core(query_options(key), 3s);
+    const auto r = gecko::query_graph(query_options(key), 3s);
     REQUIRE(r.conflicts.size() == 1);
     CHECK_THAT(r.conflicts[0].message, Catch::Contains("gecko.msgs.Imu") && Catch::Contains("gecko.msgs.JointState"));
 }
@@ -256,9 +258,9 @@ TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignore
                                std::string(3000, '\x90')};
     for (const auto& b : bad) REQUIRE(net::send_to(sock.get(), group, b.data(), b.size()).empty());
     // A well-formed query without a key is malformed too; one for another key is merely ignored.
-    proto::Writer nokey("query", 0);
+    discovery::Writer nokey("query", 0);
     REQUIRE(net::send_to(sock.get(), group, nokey.data(), nokey.size()).empty());
-    proto::Writer other("query", 1);
+    discovery::Writer other("query", 1);
     other.kv("key", key + "-someone-else");
     REQUIRE(net::send_to(sock.get(), group, other.data(), other.size()).empty());
 
@@ -269,10 +271,10 @@ TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignore
     dealer.send(zmq::str_buffer("not msgpack"), zmq::send_flags::none);
     dealer.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
     dealer.send(zmq::str_buffer("frames"), zmq::send_flags::none);
-    proto::Writer add_without_hello("add", 1);
+    discovery::Writer add_without_hello("add", 1);
     add_without_hello.kv("s", std::uint64_t{42});
     dealer.send(zmq::const_buffer(add_without_hello.data(), add_without_hello.size()), zmq::send_flags::none);
-    proto::Writer unknown_type("frobnicate", 0);
+    discovery::Writer unknown_type("frobnicate", 0);
     dealer.send(zmq::const_buffer(unknown_type.data(), unknown_type.size()), zmq::send_flags::none);
     // Each gets an answer (error or unknown), and the core stays up.
     int answers = 0;
@@ -284,7 +286,7 @@ TEST_CASE("garbage on the multicast port and on the ROUTER is counted and ignore
     }
     CHECK(answers == 4);
 
-    const auto r = query_until(query_options(key), [&](const QueryResult& r) {
+    const auto r = query_until(query_options(key), [&](const gecko::Graph& r) {
         return r.counters.at("malformed_datagrams") >= 7 && r.counters.at("other_key_queries") >= 1;
     }, 5s);
     CHECK(r.counters.at("malformed_datagrams") == 7);

@@ -2,14 +2,21 @@
 // The discovery wire format and option parsing, without any network.
 #include "discovery/core_query.hpp"
 #include "discovery/discovery_client.hpp"
-#include "discovery/net.hpp"
-#include "discovery/protocol.hpp"
+#include "gecko/graph.hpp"
+#include "gecko/net/finder.hpp"
+#include "gecko/net/net.hpp"
+#include "gecko/node.hpp"
+#include "gecko/options.hpp"
+#include "gecko/wire/discovery.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 
 using namespace gecko::detail;
+namespace discovery = gecko::discovery;
+namespace net = gecko::net;
+using gecko::net::normalize_core_address;
 
 TEST_CASE("core addresses are normalised to tcp://host:port", "[discovery][options]") {
     CHECK(normalize_core_address("10.0.0.2") == "tcp://10.0.0.2:7651");
@@ -23,23 +30,23 @@ TEST_CASE("core addresses are normalised to tcp://host:port", "[discovery][optio
 TEST_CASE("multicast settings parse as GROUP[:PORT] and reject non-multicast groups", "[discovery][options]") {
     std::string g;
     std::uint16_t p = 0;
-    REQUIRE(parse_multicast("239.255.1.2:9999", g, p));
+    REQUIRE(gecko::parse_multicast("239.255.1.2:9999", g, p).empty());
     CHECK(g == "239.255.1.2");
     CHECK(p == 9999);
-    REQUIRE(parse_multicast("239.255.1.3", g, p));
+    REQUIRE(gecko::parse_multicast("239.255.1.3", g, p).empty());
     CHECK(p == 7650);
-    CHECK_FALSE(parse_multicast("10.0.0.1:7650", g, p));
-    CHECK_FALSE(parse_multicast("239.255.1.2:0", g, p));
-    CHECK_FALSE(parse_multicast("239.255.1.2:70000", g, p));
+    CHECK_FALSE(gecko::parse_multicast("10.0.0.1:7650", g, p).empty());
+    CHECK_FALSE(gecko::parse_multicast("239.255.1.2:0", g, p).empty());
+    CHECK_FALSE(gecko::parse_multicast("239.255.1.2:70000", g, p).empty());
 }
 
-TEST_CASE("DiscoveryOptions::from_env reads the GECKO_ variables", "[discovery][options]") {
+TEST_CASE("a node searches for its core where the GECKO_ variables say", "[discovery][options]") {
     ::setenv("GECKO_KEY", "dalek", 1);
     ::setenv("GECKO_CORE", "10.1.2.3:7000", 1);
     ::setenv("GECKO_MULTICAST", "239.255.9.9:7777", 1);
     ::setenv("GECKO_NO_MULTICAST", "1", 1);
     ::setenv("GECKO_INTERFACE", "eth1", 1);
-    const auto o = DiscoveryOptions::from_env();
+    const auto o = gecko::finder_options(gecko::NodeOptions::from_env());
     CHECK(o.key == "dalek");
     CHECK(o.core == "10.1.2.3:7000");
     CHECK(o.multicast_group == "239.255.9.9");
@@ -47,9 +54,9 @@ TEST_CASE("DiscoveryOptions::from_env reads the GECKO_ variables", "[discovery][
     CHECK_FALSE(o.multicast);
     CHECK(o.interface == "eth1");
     ::setenv("GECKO_MULTICAST", "10.0.0.1", 1);
-    CHECK_THROWS_WITH(DiscoveryOptions::from_env(), Catch::Contains("GECKO_MULTICAST"));
+    CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), Catch::Contains("GECKO_MULTICAST"));
     for (const char* v : {"GECKO_KEY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_NO_MULTICAST", "GECKO_INTERFACE"}) ::unsetenv(v);
-    const auto d = DiscoveryOptions::from_env();
+    const auto d = gecko::finder_options(gecko::NodeOptions::from_env());
     CHECK(d.multicast);
     CHECK(d.multicast_group == "239.255.71.67");
     CHECK(d.multicast_port == 7650);
@@ -58,7 +65,7 @@ TEST_CASE("DiscoveryOptions::from_env reads the GECKO_ variables", "[discovery][
 TEST_CASE("malformed input is rejected with a reason, never a crash", "[discovery][wire]") {
     std::string why;
     const char garbage[] = "\xc1\xff\x00garbage";
-    CHECK_FALSE(proto::Message::parse(garbage, sizeof garbage, &why));
+    CHECK_FALSE(discovery::Message::parse(garbage, sizeof garbage, &why));
     CHECK_FALSE(why.empty());
     // Truncated map, a non-map, a map without v/t, a wrong version.
     msgpack::sbuffer b;
@@ -66,19 +73,19 @@ TEST_CASE("malformed input is rejected with a reason, never a crash", "[discover
     pk.pack_map(3);
     pk.pack(std::string("v"));
     pk.pack(1);
-    CHECK_FALSE(proto::Message::parse(b.data(), b.size(), &why));
+    CHECK_FALSE(discovery::Message::parse(b.data(), b.size(), &why));
     msgpack::sbuffer b2;
     msgpack::pack(b2, std::vector<int>{1, 2, 3});
-    CHECK_FALSE(proto::Message::parse(b2.data(), b2.size(), &why));
+    CHECK_FALSE(discovery::Message::parse(b2.data(), b2.size(), &why));
     CHECK(why == "not a msgpack map");
-    proto::Writer other("hello", 0);
+    discovery::Writer other("hello", 0);
     std::string bytes = other.str();
     bytes[bytes.find('\x02')] = '\x07';  // v: 2 -> 7
-    CHECK_FALSE(proto::Message::parse(bytes.data(), bytes.size(), &why));
+    CHECK_FALSE(discovery::Message::parse(bytes.data(), bytes.size(), &why));
     CHECK(why.find("version 7") != std::string::npos);
     // A huge declared array length must not allocate.
     const char huge[] = "\xdd\xff\xff\xff\xff";
-    CHECK_FALSE(proto::Message::parse(huge, sizeof huge - 1, &why));
+    CHECK_FALSE(discovery::Message::parse(huge, sizeof huge - 1, &why));
 }
 
 TEST_CASE("a peer survives a round trip through the wire format", "[discovery][wire]") {
@@ -95,13 +102,13 @@ TEST_CASE("a peer survives a round trip through the wire format", "[discovery][w
     p.host = "robot";
     p.host_id = "8f3c0c1e-boot/mnt:[4026531841]";
     p.pid = 4242;
-    proto::Writer w("peers", 1);
+    discovery::Writer w("peers", 1);
     w.key("peer");
-    proto::pack_peer(w.packer(), p);
-    const auto m = proto::Message::parse(w.data(), w.size(), nullptr);
+    discovery::pack_peer(w.packer(), p);
+    const auto m = discovery::Message::parse(w.data(), w.size(), nullptr);
     REQUIRE(m);
     CHECK(m->type() == "peers");
-    const auto back = proto::read_peer(*proto::find(m->root(), "peer"));
+    const auto back = discovery::read_peer(*discovery::find(m->root(), "peer"));
     REQUIRE(back);
     CHECK(back->reg.id == p.reg.id);
     CHECK(back->reg.kind == p.reg.kind);

@@ -112,7 +112,7 @@ TEST_CASE("tables align columns, counting UTF-8 characters", "[cli]") {
 }
 
 TEST_CASE("gecko list shows the core's counters that mean trouble, and only those", "[cli]") {
-    gecko::detail::QueryResult r;
+    gecko::Graph r;
     CHECK(gecko::tools::render_list(r).find("geckocore counters") == std::string::npos);
     r.counters["duplicate_cores"] = 3;
     r.counters["leases_expired"] = 2;  // normal life: not shown

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "discovery/finder.hpp"
+#include "gecko/net/finder.hpp"
 
 namespace gecko::tools {
 
@@ -13,11 +13,11 @@ std::string CoreSeen::describe() const {
     return "pid " + std::to_string(pid) + " on " + host + " at " + endpoint;
 }
 
-Census multicast_census(detail::DiscoveryOptions options, std::chrono::milliseconds window) {
-    using Clock = detail::CoreFinder::Clock;
+Census multicast_census(net::FinderOptions options, std::chrono::milliseconds window) {
+    using Clock = net::CoreFinder::Clock;
     options.core.clear();
     options.multicast = true;
-    detail::CoreFinder finder(options);
+    net::CoreFinder finder(options);
     Census census;
     const auto deadline = Clock::now() + window;
     for (auto now = Clock::now(); now < deadline; now = Clock::now()) {

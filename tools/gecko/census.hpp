@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "discovery/discovery_client.hpp"
+#include "gecko/net/finder.hpp"
 
 namespace gecko::tools {
 
@@ -32,6 +32,6 @@ struct Census {
 /// Sends multicast queries for `options.key` (at once, then with the nodes'
 /// back-off) and listens to answers and announcements for the whole `window`.
 /// `options.core` is ignored: multicast only.
-Census multicast_census(detail::DiscoveryOptions options, std::chrono::milliseconds window);
+Census multicast_census(net::FinderOptions options, std::chrono::milliseconds window);
 
 }  // namespace gecko::tools

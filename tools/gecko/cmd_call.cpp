@@ -19,12 +19,13 @@ namespace gecko::tools {
 
 namespace {
 
-std::string servers_of(const detail::QueryTopic& service) {
+std::string servers_of(const Graph& graph, const GraphTopic& service) {
     std::string s;
     for (const auto& p : service.producers) {
         std::string eps;
-        for (const auto& e : p.peer.locators) eps += (eps.empty() ? "" : ", ") + e;
-        s += (s.empty() ? "" : "; ") + where(p.peer) + (eps.empty() ? "" : " at " + eps);
+        if (const GraphNode* node = graph.node_of(p.session))
+            for (const auto& e : node->locators) eps += (eps.empty() ? "" : ", ") + e;
+        s += (s.empty() ? "" : "; ") + where(p) + (eps.empty() ? "" : " at " + eps);
     }
     return s;
 }
@@ -84,7 +85,7 @@ int run_call(const Args& args) {
             }
         });
     } catch (const Error& e) {
-        const std::string servers = servers_of(*service);
+        const std::string servers = servers_of(r, *service);
         const std::string within = std::to_string(connection.timeout.count()) + " ms";
         switch (e.code()) {
             case Errc::no_peer:

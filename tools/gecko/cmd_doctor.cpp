@@ -14,7 +14,7 @@
 #include "census.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
-#include "discovery/net.hpp"
+#include "gecko/net/net.hpp"
 #include "gecko/error.hpp"
 #include "network.hpp"
 #include "query.hpp"
@@ -67,7 +67,7 @@ std::string attempt_detail(const std::string& what, const std::string& start) {
     return what.substr(from, to == std::string::npos ? std::string::npos : to - from);
 }
 
-Attempt try_query(const detail::DiscoveryOptions& options, std::chrono::milliseconds timeout) {
+Attempt try_query(const net::FinderOptions& options, std::chrono::milliseconds timeout) {
     Attempt a;
     try {
         const auto r = query(options, timeout);
@@ -77,7 +77,7 @@ Attempt try_query(const detail::DiscoveryOptions& options, std::chrono::millisec
         a.detail = "answered from " + r.core_endpoint + " (geckocore on " + r.core_host + ", pid " +
                    std::to_string(r.core_pid) + "; " + plural(r.nodes.size(), "node") + ", " + plural(topics, "topic") +
                    ", " + plural(r.topics.size() - topics, "service") + ")";
-        a.instance = r.instance;
+        a.instance = r.core_instance;
         a.core = "pid " + std::to_string(r.core_pid) + " on " + r.core_host + " at " + r.core_endpoint;
         if (const auto it = r.counters.find("duplicate_cores"); it != r.counters.end()) a.duplicate_cores = it->second;
     } catch (const Error& e) {
@@ -99,7 +99,7 @@ struct CoreChecks {
     Attempt unicast;
 };
 
-CoreChecks check_core(const detail::DiscoveryOptions& options, const detail::DiscoveryOptions& by_unicast,
+CoreChecks check_core(const net::FinderOptions& options, const net::FinderOptions& by_unicast,
                       std::chrono::milliseconds timeout) {
     // Both ways at once. Multicast listens for the whole window (nodes give it
     // find_timeout before trying GECKO_CORE), to hear a second core too.
@@ -141,7 +141,7 @@ int run_doctor(const Args& args) {
                   "only informational. Exit 0 if exactly one core of the key is reachable, 1 otherwise.");
     parser.connection(connection, false);
     if (!parser.parse(args)) return exit_ok;
-    const auto options = discovery_options(connection.node);
+    const auto options = search_options(connection.node);
     const std::string key = options.key;
     Report report;
 
@@ -149,7 +149,7 @@ int run_doctor(const Args& args) {
     by_unicast.multicast = false;
     const bool core_configured = !options.core.empty();
     if (!core_configured) by_unicast.core = "127.0.0.1";
-    const std::string unicast_address = detail::normalize_core_address(by_unicast.core);
+    const std::string unicast_address = net::normalize_core_address(by_unicast.core);
     CoreChecks core;
     if (!key.empty()) core = check_core(options, by_unicast, connection.timeout);
     const bool multicast_answered = core.multicast.ok;
@@ -169,7 +169,7 @@ int run_doctor(const Args& args) {
     std::string multicast_iface;  // a usable non-loopback interface, for the fixes
     for (const auto& i : ifs) {
         std::string addrs;
-        for (const auto& a : i.addresses) addrs += (addrs.empty() ? "" : ", ") + detail::net::to_string(a);
+        for (const auto& a : i.addresses) addrs += (addrs.empty() ? "" : ", ") + net::to_string(a);
         const std::string line = i.name + "  " + (addrs.empty() ? "no IPv4 address" : addrs) + "  [" + flag_names(i.flags) + "]";
         const bool up = i.flags & IFF_UP, mc = i.flags & IFF_MULTICAST, loop = i.flags & IFF_LOOPBACK;
         if (up && mc && !i.addresses.empty()) {
@@ -192,19 +192,19 @@ int run_doctor(const Args& args) {
 
     // 2. Route to the multicast group.
     report.section("route to the multicast group " + options.multicast_group + " (/proc/net/route, UDP connect)");
-    const auto group = detail::net::parse_ipv4(options.multicast_group);
+    const auto group = net::parse_ipv4(options.multicast_group);
     const std::string suggest_dev = multicast_iface.empty() ? "lo" : multicast_iface;
     if (!group) {
         report.fail("'" + options.multicast_group + "' is not an IPv4 address", "set GECKO_MULTICAST to GROUP:PORT, e.g. 239.255.71.67:7650");
     } else {
         const auto route = route_for(*group);
-        const auto local = detail::net::local_address_towards(*group);
+        const auto local = net::local_address_towards(*group);
         if (!route && !local) {
             problem(true, "no route: the kernel has nowhere to send multicast",
                     "sudo ip route add 239.255.0.0/16 dev " + suggest_dev + "   (or export GECKO_CORE=host)");
         } else {
             std::string via = route ? "via " + route->iface + (route->mask == 0 ? " (default route)" : "") : "via the kernel's choice";
-            if (local) via += ", local address " + detail::net::to_string(*local);
+            if (local) via += ", local address " + net::to_string(*local);
             const Interface* used = nullptr;
             for (const auto& i : ifs)
                 if (route && i.name == route->iface) used = &i;

@@ -30,8 +30,8 @@ bool topic_has_other_type(const Connection& connection, const std::string& topic
     std::string others;
     if (const auto* t = r.find(topic)) {
         std::set<std::string> types;
-        for (const auto& p : t->producers) types.insert(p.peer.reg.type_name);
-        for (const auto& c : t->consumers) types.insert(c.peer.reg.type_name);
+        for (const auto& p : t->producers) types.insert(p.type);
+        for (const auto& c : t->consumers) types.insert(c.type);
         for (const auto& ty : types)
             if (!ty.empty() && ty != "*" && ty != type) others += (others.empty() ? "" : ", ") + ty;
     }

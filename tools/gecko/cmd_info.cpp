@@ -13,7 +13,7 @@ namespace gecko::tools {
 
 namespace {
 
-std::string describe_stats(const detail::TopicStats& s, bool producer) {
+std::string describe_figures(const GraphFigures& s, bool producer) {
     std::string out = format_hz(s.messages_per_s) + ", " + format_bytes(s.bytes_per_s) + "/s";
     if (!producer) {
         out += ", drops " + std::to_string(s.drops);
@@ -22,26 +22,26 @@ std::string describe_stats(const detail::TopicStats& s, bool producer) {
     return out;
 }
 
-void print_entities(std::string& out, const char* title, const std::vector<detail::QueryEntity>& entities, bool producer,
-                    bool service) {
+void print_entities(std::string& out, const Graph& graph, const char* title, const std::vector<GraphEntity>& entities,
+                    bool producer, bool service) {
     out += std::string(title) + " (" + std::to_string(entities.size()) + "):" + (entities.empty() ? " none\n" : "\n");
     for (const auto& e : entities) {
-        const auto& p = e.peer;
-        out += "  " + where(p) + "\n";
+        out += "  " + where(e) + "\n";
         Table t({"", ""});
-        t.add({"node", p.node});
-        t.add({"host", p.host});
-        t.add({"pid", std::to_string(p.pid)});
-        t.add({"id", hex_id(p.reg.id)});
-        t.add({"type", p.reg.type_name});
+        t.add({"node", e.node});
+        t.add({"host", e.host});
+        t.add({"pid", std::to_string(e.pid)});
+        t.add({"id", hex_id(e.id)});
+        t.add({"type", e.type});
         {
             std::string eps;
-            for (const auto& ep : p.locators) eps += (eps.empty() ? "" : ", ") + ep;
+            if (const GraphNode* node = graph.node_of(e.session))
+                for (const auto& ep : node->locators) eps += (eps.empty() ? "" : ", ") + ep;
             t.add({"node's locators", eps.empty() ? "-" : eps});
         }
-        if (p.reg.latched) t.add({"latched", "yes: replays its last message to late subscribers"});
+        if (e.latched) t.add({"latched", "yes: replays its last message to late subscribers"});
         const char* doing = producer ? (service ? "serving" : "sending") : (service ? "calling" : "receiving");
-        t.add({doing, e.stats ? describe_stats(*e.stats, producer) : "no report yet"});
+        t.add({doing, e.figures ? describe_figures(*e.figures, producer) : "no report yet"});
         std::string rendered = t.render("    ");
         out += rendered.substr(rendered.find('\n') + 1);  // no header line
     }
@@ -82,8 +82,8 @@ int run_info(const Args& args) {
         for (const auto& c : r.conflicts)
             if (c.topic == t->name && c.service == service) out += "(!) " + c.message + "\n";
         out += "\n";
-        print_entities(out, service ? "servers" : "publishers", t->producers, true, service);
-        print_entities(out, service ? "clients" : "subscribers", t->consumers, false, service);
+        print_entities(out, r, service ? "servers" : "publishers", t->producers, true, service);
+        print_entities(out, r, service ? "clients" : "subscribers", t->consumers, false, service);
     }
     if (out.empty()) {
         std::string message = not_found(r, "topic or service", name);

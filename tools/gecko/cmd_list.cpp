@@ -9,20 +9,63 @@
 #include "msgpack_json.hpp"
 #include "query.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace gecko::tools {
 
 namespace {
 
-std::string join_where(const std::vector<detail::QueryEntity>& entities) {
+std::string join_where(const std::vector<GraphEntity>& entities) {
     if (entities.empty()) return "-";
     std::string s;
-    for (const auto& e : entities) s += (s.empty() ? "" : ", ") + where(e.peer);
+    for (const auto& e : entities) s += (s.empty() ? "" : ", ") + where(e);
     return s;
+}
+
+nlohmann::json entity_json(const GraphEntity& e) {
+    nlohmann::json j = {{"id", e.id},     {"kind", e.kind}, {"topic", e.topic}, {"type", e.type}, {"latched", e.latched},
+                        {"node", e.node}, {"session", e.session}, {"host", e.host}, {"pid", e.pid}};
+    if (e.figures) {
+        const auto& f = *e.figures;
+        j["figures"] = {{"messages_per_s", f.messages_per_s}, {"bytes_per_s", f.bytes_per_s}, {"drops", f.drops},
+                        {"latency_ns", f.latency_ns},         {"unheard", f.unheard},         {"age_ms", f.age_ms}};
+    } else {
+        j["figures"] = nullptr;
+    }
+    return j;
+}
+
+// The graph as one JSON object: what `gecko list --json` prints (documented in tools/gecko/README.md).
+std::string graph_json(const Graph& g) {
+    nlohmann::json j;
+    j["key"] = g.key;
+    j["core"] = {{"endpoint", g.core_endpoint}, {"instance", g.core_instance}, {"host", g.core_host}, {"pid", g.core_pid}};
+    j["nodes"] = nlohmann::json::array();
+    for (const auto& n : g.nodes)
+        j["nodes"].push_back({{"name", n.name}, {"host", n.host}, {"pid", n.pid}, {"session", n.session},
+                              {"silent_ms", n.silent_ms}, {"locators", n.locators}, {"entities", n.entities}});
+    j["topics"] = nlohmann::json::array();
+    j["services"] = nlohmann::json::array();
+    for (const auto& t : g.topics) {
+        nlohmann::json producers = nlohmann::json::array(), consumers = nlohmann::json::array();
+        for (const auto& e : t.producers) producers.push_back(entity_json(e));
+        for (const auto& e : t.consumers) consumers.push_back(entity_json(e));
+        nlohmann::json item = {{"name", t.name}, {"type", t.type}, {"types", t.types}};
+        item[t.service ? "servers" : "publishers"] = std::move(producers);
+        item[t.service ? "clients" : "subscribers"] = std::move(consumers);
+        j[t.service ? "services" : "topics"].push_back(std::move(item));
+    }
+    j["conflicts"] = nlohmann::json::array();
+    for (const auto& c : g.conflicts)
+        j["conflicts"].push_back({{"topic", c.topic}, {"service", c.service}, {"types", c.types}, {"message", c.message}});
+    j["counters"] = g.counters;
+    // Names come from other nodes: invalid UTF-8 is replaced, never thrown over.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
 
-std::string render_list(const detail::QueryResult& r) {
+std::string render_list(const Graph& r) {
     std::string out = "key '" + r.key + "': " + std::to_string(r.nodes.size()) + " node" +
                       (r.nodes.size() == 1 ? "" : "s") + ", core " + r.core_endpoint + " (" + r.core_host + ", pid " +
                       std::to_string(r.core_pid) + ")\n\n";
@@ -44,17 +87,17 @@ std::string render_list(const detail::QueryResult& r) {
         std::uint64_t drops = 0;
         int rate_reports = 0, drop_reports = 0, latency_reports = 0;
         for (const auto& p : t.producers) {
-            if (!p.stats) continue;
-            rate += p.stats->messages_per_s;
-            bandwidth += p.stats->bytes_per_s;
+            if (!p.figures) continue;
+            rate += p.figures->messages_per_s;
+            bandwidth += p.figures->bytes_per_s;
             ++rate_reports;
         }
         for (const auto& c : t.consumers) {
-            if (!c.stats) continue;
-            drops += c.stats->drops;
+            if (!c.figures) continue;
+            drops += c.figures->drops;
             ++drop_reports;
-            if (c.stats->latency_ns >= 0) {
-                latency_sum += static_cast<double>(c.stats->latency_ns);
+            if (c.figures->latency_ns >= 0) {
+                latency_sum += static_cast<double>(c.figures->latency_ns);
                 ++latency_reports;
             }
         }
@@ -95,7 +138,7 @@ int run_list(const Args& args) {
                   "subscribers (node@host:pid), rates (messages/s and bytes/s reported by publishers every\n"
                   "~3 s), drops and latency (reported by subscribers). Type conflicts are flagged (!).\n"
                   "--names and --service-names print bare names, one a line (for scripts and completion).");
-    parser.flag("--json", "print the core's whole answer as one JSON object", json)
+    parser.flag("--json", "print the whole graph as one JSON object", json)
         .flag("--names", "print only the topic names, one a line", topic_names)
         .flag("--service-names", "print only the service names, one a line", service_names)
         .connection(connection);
@@ -103,7 +146,7 @@ int run_list(const Args& args) {
 
     const auto result = query(connection);
     if (json) {
-        std::printf("%s\n", msgpack_to_json(reinterpret_cast<const std::uint8_t*>(result.raw.data()), result.raw.size()).c_str());
+        std::printf("%s\n", graph_json(result).c_str());
         return exit_ok;
     }
     if (topic_names || service_names) {

@@ -22,15 +22,15 @@ int run_nodes(const Args& args) {
     Table table({"NODE", "HOST", "PID", "LAST HEARD", "PUBLISHES", "SUBSCRIBES", "SERVICES"});
     for (const auto& n : r.nodes) {
         std::string pubs, subs, services;
-        auto mine = [&](const detail::Peer& p) { return p.node == n.node && p.host == n.host && p.pid == n.pid; };
+        auto mine = [&](const GraphEntity& e) { return e.session == n.session; };
         auto add = [](std::string& list, const std::string& item) { list += (list.empty() ? "" : ", ") + item; };
         for (const auto& t : r.topics) {
             for (const auto& e : t.producers)
-                if (mine(e.peer)) add(t.service ? services : pubs, t.service ? t.name + " (server)" : t.name);
+                if (mine(e)) add(t.service ? services : pubs, t.service ? t.name + " (server)" : t.name);
             for (const auto& e : t.consumers)
-                if (mine(e.peer)) add(t.service ? services : subs, t.service ? t.name + " (client)" : t.name);
+                if (mine(e)) add(t.service ? services : subs, t.service ? t.name + " (client)" : t.name);
         }
-        table.add({n.node, n.host, std::to_string(n.pid), format_age_ms(n.silent_ms) + " ago", pubs.empty() ? "-" : pubs,
+        table.add({n.name, n.host, std::to_string(n.pid), format_age_ms(n.silent_ms) + " ago", pubs.empty() ? "-" : pubs,
                    subs.empty() ? "-" : subs, services.empty() ? "-" : services});
     }
     std::printf("key '%s': %zu node%s (core %s)\n\n", r.key.c_str(), r.nodes.size(), r.nodes.size() == 1 ? "" : "s",

@@ -29,11 +29,11 @@ namespace gecko::tools {
 namespace {
 
 // Every type the core has for `topic` (publishers' and subscribers').
-std::set<std::string> declared_types(const detail::QueryResult& r, const std::string& topic) {
+std::set<std::string> declared_types(const Graph& r, const std::string& topic) {
     std::set<std::string> types;
     if (const auto* t = r.find(topic)) {
-        for (const auto& p : t->producers) types.insert(p.peer.reg.type_name);
-        for (const auto& c : t->consumers) types.insert(c.peer.reg.type_name);
+        for (const auto& p : t->producers) types.insert(p.type);
+        for (const auto& c : t->consumers) types.insert(c.type);
         if (!t->type.empty()) types.insert(t->type);
     }
     types.erase("");

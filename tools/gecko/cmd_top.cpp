@@ -29,7 +29,7 @@ int run_top(const Args& args) {
 
     install_signal_handlers();
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
-    const auto options = discovery_options(connection.node);
+    const auto options = search_options(connection.node);
     bool first = true;
     while (ok()) {
         std::string frame;

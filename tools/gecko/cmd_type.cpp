@@ -20,16 +20,16 @@ namespace gecko::tools {
 namespace {
 
 // A topic with a publisher of `type`, or "".
-std::string topic_carrying(const detail::QueryResult& r, const std::string& type) {
+std::string topic_carrying(const Graph& r, const std::string& type) {
     for (const auto& t : r.topics)
         if (!t.service)
             for (const auto& p : t.producers)
-                if (p.peer.reg.type_name == type) return t.name;
+                if (p.type == type) return t.name;
     return "";
 }
 
 // Services whose request or reply is `type`: " (the request of service 'add')".
-std::string used_by_services(const detail::QueryResult& r, const std::string& type) {
+std::string used_by_services(const Graph& r, const std::string& type) {
     std::string s;
     for (const auto& t : r.topics) {
         if (!t.service) continue;
@@ -107,7 +107,7 @@ int run_type(const Args& args) {
 
     const auto r = query(connection);
     if (const auto* t = r.find(name); t && !t->type.empty()) {  // a topic: its type
-        const std::string type = t->producers.empty() ? t->type : t->producers.front().peer.reg.type_name;
+        const std::string type = t->producers.empty() ? t->type : t->producers.front().type;
         if (const Shape* shape = known_shape(type)) {
             std::printf("%s (the type of topic '%s')\n%s", type.c_str(), name.c_str(), render_fields(*shape).c_str());
             return exit_ok;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "discovery/core_query.hpp"
+#include "gecko/graph.hpp"
 
 namespace gecko::tools {
 
@@ -27,6 +27,6 @@ int run_top(const Args& args);
 int run_doctor(const Args& args);
 
 /// The tables `gecko list` prints (topics, services, conflicts), shared with `gecko top`.
-std::string render_list(const detail::QueryResult& result);
+std::string render_list(const Graph& result);
 
 }  // namespace gecko::tools

@@ -9,25 +9,18 @@
 
 namespace gecko::tools {
 
-detail::DiscoveryOptions discovery_options(const NodeOptions& node) {
-    detail::DiscoveryOptions d;
-    d.key = node.key;
-    d.node = node.name;
-    d.interface = node.interface;
-    d.multicast = node.multicast_enabled;
-    d.lease = node.lease;
-    if (!node.multicast.empty() && !detail::parse_multicast(node.multicast, d.multicast_group, d.multicast_port))
-        throw UsageError("--multicast (or GECKO_MULTICAST) '" + node.multicast + "' is not GROUP[:PORT] with GROUP in 224.0.0.0/4");
-    if (!node.core.empty() && detail::normalize_core_address(node.core).empty())
-        throw UsageError("--core (or GECKO_CORE) '" + node.core + "' is not HOST[:PORT]");
-    d.core = node.core;
-    return d;
+net::FinderOptions search_options(const NodeOptions& node) {
+    try {
+        return gecko::finder_options(node);
+    } catch (const Error& e) {
+        throw UsageError(std::string(e.what()) + " (--multicast / GECKO_MULTICAST, --core / GECKO_CORE)");
+    }
 }
 
-detail::QueryResult query(const detail::DiscoveryOptions& options, std::chrono::milliseconds timeout) {
-    detail::QueryResult r;
+Graph query(const net::FinderOptions& options, std::chrono::milliseconds timeout) {
+    Graph r;
     try {
-        r = detail::query_core(options, timeout);
+        r = query_graph(options, timeout);
     } catch (const Error& e) {
         if (e.code() != Errc::discovery) throw;
         throw Error(Errc::discovery, std::string(e.what()) + " (`gecko doctor` checks the network)");
@@ -38,8 +31,8 @@ detail::QueryResult query(const detail::DiscoveryOptions& options, std::chrono::
     return r;
 }
 
-detail::QueryResult query(const Connection& connection) {
-    auto options = discovery_options(connection.node);
+Graph query(const Connection& connection) {
+    auto options = search_options(connection.node);
     // A tool waits `timeout` in all: leave time for the explicit core after multicast.
     options.find_timeout = std::min(options.find_timeout, connection.timeout / 2);
     return query(options, connection.timeout);
@@ -49,23 +42,23 @@ std::string where(const std::string& node, const std::string& host, std::int32_t
     return node + "@" + host + ":" + std::to_string(pid);
 }
 
-std::string where(const detail::Peer& peer) { return where(peer.node, peer.host, peer.pid); }
+std::string where(const GraphEntity& e) { return where(e.node, e.host, e.pid); }
 
-std::map<std::uint64_t, std::string> producer_names(const detail::QueryResult& result, const std::string& topic) {
+std::map<std::uint64_t, std::string> producer_names(const Graph& result, const std::string& topic) {
     std::map<std::uint64_t, std::string> names;
     if (const auto* t = result.find(topic))
-        for (const auto& p : t->producers) names[p.peer.reg.id] = where(p.peer);
+        for (const auto& p : t->producers) names[p.id] = where(p);
     return names;
 }
 
-std::vector<std::string> names_of(const detail::QueryResult& result, bool service, bool with_producers) {
+std::vector<std::string> names_of(const Graph& result, bool service, bool with_producers) {
     std::vector<std::string> names;
     for (const auto& t : result.topics)
         if (t.service == service && (!with_producers || !t.producers.empty())) names.push_back(t.name);
     return names;
 }
 
-std::string not_found(const detail::QueryResult& result, const std::string& what, const std::string& name) {
+std::string not_found(const Graph& result, const std::string& what, const std::string& name) {
     std::vector<std::string> candidates;
     if (what != "service") candidates = names_of(result, false);
     if (what != "topic")

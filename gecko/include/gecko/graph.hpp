@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "gecko/net/finder.hpp"
+
 namespace gecko {
 
 struct NodeOptions;
@@ -81,6 +83,8 @@ struct Graph {
 
     /// The topic (or service) named `name`, or nullptr.
     const GraphTopic* find(const std::string& name, bool service = false) const;
+    /// The node whose session is `session` (an entity's `session`), or nullptr.
+    const GraphNode* node_of(std::uint64_t session) const;
 };
 
 /// A topic or service appeared (its first entity registered) or went (its last left).
@@ -120,8 +124,17 @@ private:
 
 /// Finds the core of `options.key` as a node would (multicast, else the
 /// explicit core address and the host door) and fetches its graph, without
-/// registering anything.
-/// @throws gecko::Error (Errc::discovery) naming what was tried if no core answered within `timeout`.
+/// registering anything. Large tables come page by page.
+/// @throws gecko::Error (Errc::discovery) naming what was tried if no core
+/// answered within `timeout`; (Errc::invalid_argument) for a malformed
+/// `multicast` or `core` option.
 Graph query_graph(const NodeOptions& options, std::chrono::milliseconds timeout);
+/// The same, searching as `options` say (tools that try several ways).
+Graph query_graph(const net::FinderOptions& options, std::chrono::milliseconds timeout);
+
+/// Where a node with `options` looks for its core (query_graph() and the
+/// node itself): the key, the multicast group, the explicit core address.
+/// @throws gecko::Error (Errc::invalid_argument) for a malformed `multicast` or `core`.
+net::FinderOptions finder_options(const NodeOptions& options);
 
 }  // namespace gecko

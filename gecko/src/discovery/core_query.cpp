@@ -1,132 +1,159 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "discovery/core_query.hpp"
 
-#include "discovery/finder.hpp"
-#include "discovery/protocol.hpp"
 #include "gecko/error.hpp"
+#include "gecko/net/zmq_socket.hpp"
+#include "gecko/wire/discovery.hpp"
 
 #include <zmq.hpp>
+
+#include <optional>
 
 namespace gecko::detail {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-const QueryTopic* QueryResult::find(const std::string& name, bool service) const {
-    for (const auto& t : topics)
-        if (t.name == name && t.service == service) return &t;
-    return nullptr;
-}
-
 namespace {
-std::vector<QueryEntity> read_entities(const msgpack::object& topic, std::string_view field) {
-    std::vector<QueryEntity> out;
-    const auto* list = proto::find(topic, field);
+
+std::vector<GraphEntity> read_entities(const msgpack::object& topic, std::string_view field) {
+    std::vector<GraphEntity> out;
+    const auto* list = discovery::find(topic, field);
     if (!list || list->type != msgpack::type::ARRAY) return out;
     for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-        const auto& e = list->via.array.ptr[i];
-        auto peer = proto::read_peer(e);
+        const auto& item = list->via.array.ptr[i];
+        auto peer = discovery::read_peer(item);
         if (!peer) continue;
-        QueryEntity q;
-        q.peer = std::move(*peer);
-        if (const auto* s = proto::find(e, "stats"); s && s->type == msgpack::type::MAP) q.stats = proto::read_stats(*s);
-        q.stats_age_ms = proto::get_i64(e, "stats_age_ms").value_or(0);
-        out.push_back(std::move(q));
+        GraphEntity e;
+        e.id = peer->reg.id;
+        e.kind = discovery::to_string(peer->reg.kind);
+        e.topic = std::move(peer->reg.topic);
+        e.type = std::move(peer->reg.type_name);
+        e.latched = peer->reg.latched;
+        e.node = std::move(peer->node);
+        e.session = peer->session;
+        e.host = std::move(peer->host);
+        e.pid = peer->pid;
+        if (const auto* s = discovery::find(item, "stats"); s && s->type == msgpack::type::MAP) {
+            if (const auto stats = discovery::read_stats(*s)) {
+                GraphFigures f;
+                f.messages_per_s = stats->messages_per_s;
+                f.bytes_per_s = stats->bytes_per_s;
+                f.drops = stats->drops;
+                f.latency_ns = stats->latency_ns;
+                f.unheard = stats->unheard;
+                f.age_ms = discovery::get_i64(item, "stats_age_ms").value_or(0);
+                e.figures = f;
+            }
+        }
+        out.push_back(std::move(e));
     }
     return out;
 }
+
+std::vector<std::string> strings(const msgpack::object& obj, std::string_view key) {
+    return discovery::get_str_array(obj, key).value_or(std::vector<std::string>{});
+}
+
 }  // namespace
 
-std::optional<QueryResult> decode_list_reply(const char* data, std::size_t size) {
-    auto m = proto::Message::parse(data, size, nullptr);
-    if (!m || m->type() != "list") return std::nullopt;
+bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t& next) {
+    auto m = discovery::Message::parse(data, size, nullptr);
+    if (!m || m->type() != "list") return false;
     const auto& root = m->root();
-    QueryResult r;
-    r.raw.assign(data, size);
-    r.key = proto::get_str(root, "key").value_or("");
-    r.instance = proto::get_u64(root, "instance").value_or(0);
-    r.core_host = proto::get_str(root, "host").value_or("");
-    r.core_pid = static_cast<std::int32_t>(proto::get_i64(root, "pid").value_or(0));
-    if (const auto* nodes = proto::find(root, "nodes"); nodes && nodes->type == msgpack::type::ARRAY) {
+    g.key = discovery::get_str(root, "key").value_or("");
+    g.core_instance = discovery::get_u64(root, "instance").value_or(0);
+    g.core_host = discovery::get_str(root, "host").value_or("");
+    g.core_pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
+    next = discovery::get_u64(root, "next").value_or(0);
+    if (const auto* nodes = discovery::find(root, "nodes"); nodes && nodes->type == msgpack::type::ARRAY) {
         for (std::uint32_t i = 0; i < nodes->via.array.size; ++i) {
             const auto& n = nodes->via.array.ptr[i];
-            QueryNode q;
-            q.node = proto::get_str(n, "node").value_or("");
-            q.host = proto::get_str(n, "host").value_or("");
-            q.pid = static_cast<std::int32_t>(proto::get_i64(n, "pid").value_or(0));
-            q.session = proto::get_u64(n, "s").value_or(0);
-            q.silent_ms = proto::get_i64(n, "silent_ms").value_or(0);
-            q.locators = proto::get_str_array(n, "locators").value_or(std::vector<std::string>{});
-            q.entities = static_cast<std::size_t>(proto::get_u64(n, "entities").value_or(0));
-            r.nodes.push_back(std::move(q));
+            GraphNode node;
+            node.name = discovery::get_str(n, "node").value_or("");
+            node.host = discovery::get_str(n, "host").value_or("");
+            node.pid = static_cast<std::int32_t>(discovery::get_i64(n, "pid").value_or(0));
+            node.session = discovery::get_u64(n, "s").value_or(0);
+            node.silent_ms = discovery::get_i64(n, "silent_ms").value_or(0);
+            node.locators = strings(n, "locators");
+            node.entities = static_cast<std::size_t>(discovery::get_u64(n, "entities").value_or(0));
+            g.nodes.push_back(std::move(node));
         }
     }
     for (const char* field : {"topics", "services"}) {
-        const auto* list = proto::find(root, field);
+        const auto* list = discovery::find(root, field);
         if (!list || list->type != msgpack::type::ARRAY) continue;
         const bool service = std::string_view(field) == "services";
         for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
             const auto& t = list->via.array.ptr[i];
-            QueryTopic q;
-            q.service = service;
-            q.name = proto::get_str(t, "name").value_or("");
-            q.type = proto::get_str(t, "type").value_or("");
-            q.types = proto::get_str_array(t, "types").value_or(std::vector<std::string>{});
-            q.producers = read_entities(t, service ? "servers" : "publishers");
-            q.consumers = read_entities(t, service ? "clients" : "subscribers");
-            r.topics.push_back(std::move(q));
+            GraphTopic topic;
+            topic.service = service;
+            topic.name = discovery::get_str(t, "name").value_or("");
+            topic.type = discovery::get_str(t, "type").value_or("");
+            topic.types = strings(t, "types");
+            topic.producers = read_entities(t, service ? "servers" : "publishers");
+            topic.consumers = read_entities(t, service ? "clients" : "subscribers");
+            g.topics.push_back(std::move(topic));
         }
     }
-    if (const auto* list = proto::find(root, "conflicts"); list && list->type == msgpack::type::ARRAY) {
+    if (const auto* list = discovery::find(root, "conflicts"); list && list->type == msgpack::type::ARRAY) {
         for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
             const auto& c = list->via.array.ptr[i];
-            QueryConflict q;
-            q.topic = proto::get_str(c, "topic").value_or("");
-            q.service = proto::get_bool(c, "service", false);
-            q.types = proto::get_str_array(c, "types").value_or(std::vector<std::string>{});
-            q.message = proto::get_str(c, "message").value_or("");
-            r.conflicts.push_back(std::move(q));
+            GraphConflict conflict;
+            conflict.topic = discovery::get_str(c, "topic").value_or("");
+            conflict.service = discovery::get_bool(c, "service", false);
+            conflict.types = strings(c, "types");
+            conflict.message = discovery::get_str(c, "message").value_or("");
+            g.conflicts.push_back(std::move(conflict));
         }
     }
-    if (const auto* counters = proto::find(root, "counters"); counters && counters->type == msgpack::type::MAP) {
+    if (const auto* counters = discovery::find(root, "counters"); counters && counters->type == msgpack::type::MAP) {
         for (std::uint32_t i = 0; i < counters->via.map.size; ++i) {
             const auto& kv = counters->via.map.ptr[i];
             if (kv.key.type == msgpack::type::STR && kv.val.type == msgpack::type::POSITIVE_INTEGER)
-                r.counters[std::string(kv.key.via.str.ptr, kv.key.via.str.size)] = kv.val.via.u64;
+                g.counters[std::string(kv.key.via.str.ptr, kv.key.via.str.size)] = kv.val.via.u64;
         }
     }
-    return r;
+    return true;
 }
 
-QueryResult query_core(const DiscoveryOptions& options, std::chrono::milliseconds timeout) {
-    CoreFinder finder(options);
-    zmq::context_t context(1);
+Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
+    const milliseconds find_timeout = options.find_timeout;
+    net::CoreFinder finder(options);
+    const auto context = net::process_context();
     std::optional<zmq::socket_t> dealer;
     std::string endpoint;
-    std::optional<Clock::time_point> redirected_at;  // when the host door sent us elsewhere
+    bool redirected = false;         // the host door sent us elsewhere...
+    Clock::time_point redirected_at;  // ...then
     const auto start = Clock::now();
     const auto deadline = start + timeout;
-    proto::Writer request("list", 1);
-    request.kv("key", options.key);  // a core of another key refuses; the host door redirects
-    auto connect = [&](const std::string& ep) {
-        dealer.emplace(context, zmq::socket_type::dealer);
-        dealer->set(zmq::sockopt::linger, 0);
-        dealer->set(zmq::sockopt::maxmsgsize, proto::max_zmq_message);
-        dealer->connect(ep);  // not `immediate`: the request waits in the queue for the connection
+    auto send_list = [&](std::uint64_t offset) {
+        discovery::Writer request("list", offset == 0 ? 1 : 2);
+        request.kv("key", options.key);  // a core of another key refuses; the host door redirects
+        if (offset != 0) request.kv("offset", offset);
         (void)dealer->send(zmq::const_buffer(request.data(), request.size()), zmq::send_flags::dontwait);
-        endpoint = ep;
     };
+    auto connect = [&](const std::string& ep) {
+        net::SocketOptions so;
+        so.max_message_size = discovery::max_zmq_message;
+        dealer.emplace(net::make_socket(*context, zmq::socket_type::dealer, so));
+        dealer->connect(ep);  // not `immediate`: the request waits in the queue for the connection
+        endpoint = ep;
+        send_list(0);
+    };
+    Graph graph;
+    std::size_t pages = 0;
+    constexpr std::size_t max_pages = 4096;  // 2 MiB each: far above any table a core accepts
     if (!options.multicast && !finder.explicit_endpoint().empty()) connect(finder.explicit_endpoint());
-    std::string wrong_key;
     for (auto now = Clock::now(); now < deadline; now = Clock::now()) {
         auto wake = std::min(deadline, now + milliseconds(100));
-        if (redirected_at && now - *redirected_at >= options.find_timeout) {  // a stale door entry: ask again
-            redirected_at.reset();
+        if (redirected && pages == 0 && now - redirected_at >= find_timeout) {  // a stale door entry: ask again
+            redirected = false;
             connect(finder.explicit_endpoint());
         }
         if (!dealer) {
             if (finder.multicast_enabled()) wake = std::min(wake, finder.tick(now));
-            if (now - start >= options.find_timeout && !finder.explicit_endpoint().empty()) connect(finder.explicit_endpoint());
+            if (now - start >= find_timeout && !finder.explicit_endpoint().empty()) connect(finder.explicit_endpoint());
         }
         zmq::pollitem_t items[3] = {};
         int n = 0;
@@ -143,34 +170,40 @@ QueryResult query_core(const DiscoveryOptions& options, std::chrono::millisecond
             auto answers = finder.read(static_cast<int>(items[at].fd));
             if (!dealer && !answers.empty()) connect(answers.front().endpoint);
         }
-        if (dealer_at >= 0 && (items[dealer_at].revents & ZMQ_POLLIN)) {
-            zmq::message_t reply;
-            if (!dealer->recv(reply, zmq::recv_flags::dontwait)) continue;
-            const char* data = static_cast<const char*>(reply.data());
-            if (auto r = decode_list_reply(data, reply.size())) {
-                r->core_endpoint = endpoint;
-                return *r;
+        if (dealer_at < 0 || !(items[dealer_at].revents & ZMQ_POLLIN)) continue;
+        zmq::message_t reply;
+        if (!dealer->recv(reply, zmq::recv_flags::dontwait)) continue;
+        const char* data = static_cast<const char*>(reply.data());
+        std::uint64_t next = 0;
+        if (read_list_page(data, reply.size(), graph, next)) {
+            graph.core_endpoint = endpoint;
+            if (next == 0 || ++pages >= max_pages) return graph;
+            send_list(next);
+            continue;
+        }
+        auto m = discovery::Message::parse(data, reply.size(), nullptr);
+        if (m && m->type() == "redirect" && endpoint == finder.explicit_endpoint()) {
+            const auto target = net::redirect_target(m->root(), endpoint);
+            if (target && target->loopback_only)
+                throw Error(Errc::discovery, "the core of key '" + options.key + "' at " + target->endpoint +
+                                                 " (found through the host door at " + endpoint + ") listens on loopback only");
+            if (target) {
+                connect(target->endpoint);
+                redirected = true;
+                redirected_at = Clock::now();
             }
-            auto m = proto::Message::parse(data, reply.size(), nullptr);
-            if (m && m->type() == "redirect" && endpoint == finder.explicit_endpoint()) {
-                const auto target = proto::redirect_target(m->root(), endpoint);
-                if (target && target->loopback_only)
-                    throw Error(Errc::discovery, "the core of key '" + options.key + "' at " + target->endpoint +
-                                                     " (found through the host door at " + endpoint + ") listens on loopback only");
-                if (target) {
-                    connect(target->endpoint);
-                    redirected_at = Clock::now();
-                }
-                continue;
-            }
-            if (m && m->type() == "error") {
-                const bool door = proto::get_str(m->root(), "code").value_or("") == "no_core" ||
-                                  proto::get_str(m->root(), "code").value_or("") == "door";
-                throw Error(Errc::discovery, (door ? "the host door at " : "geckocore at ") + endpoint + ": " +
-                                                 proto::get_str(m->root(), "message").value_or("error"));
-            }
+            continue;
+        }
+        if (m && m->type() == "error") {
+            const auto code = discovery::get_str(m->root(), "code").value_or("");
+            const bool door = code == "no_core" || code == "door";
+            throw Error(Errc::discovery, (door ? "the host door at " : "geckocore at ") + endpoint + ": " +
+                                             discovery::get_str(m->root(), "message").value_or("error"));
         }
     }
+    if (pages > 0)
+        throw Error(Errc::discovery, "geckocore at " + endpoint + " stopped answering after " + std::to_string(pages) +
+                                         " pages of its table (within " + std::to_string(timeout.count()) + " ms)");
     if (!endpoint.empty()) {
         std::string h;
         std::uint16_t p = 0;

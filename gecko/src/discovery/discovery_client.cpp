@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "discovery/discovery_client.hpp"
 
-#include "discovery/finder.hpp"
-#include "discovery/net.hpp"
-#include "discovery/protocol.hpp"
+#include "gecko/net/finder.hpp"
+#include "gecko/net/net.hpp"
+#include "gecko/wire/discovery.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
 #include "gecko/net/zmq_socket.hpp"
@@ -27,61 +27,9 @@
 
 namespace gecko::detail {
 
+
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// ---- options -------------------------------------------------------------------
-
-bool parse_multicast(const std::string& text, std::string& group, std::uint16_t& port) {
-    const auto colon = text.rfind(':');
-    std::string g = text.substr(0, colon);
-    std::uint16_t p = proto::default_multicast_port;
-    if (colon != std::string::npos) {
-        const std::string ps = text.substr(colon + 1);
-        if (ps.empty() || ps.size() > 5 || ps.find_first_not_of("0123456789") != std::string::npos) return false;
-        const unsigned long v = std::stoul(ps);
-        if (v == 0 || v > 65535) return false;
-        p = static_cast<std::uint16_t>(v);
-    }
-    const auto a = net::parse_ipv4(g);
-    if (!a || !IN_MULTICAST(ntohl(a->s_addr))) return false;
-    group = g;
-    port = p;
-    return true;
-}
-
-std::string normalize_core_address(const std::string& text) {
-    if (text.empty()) return "";
-    std::string host;
-    std::uint16_t port = 0;
-    if (text.rfind("tcp://", 0) == 0) return net::split_tcp_endpoint(text, host, port) && port != 0 ? text : "";
-    if (text.find("://") != std::string::npos) return "";
-    const auto colon = text.rfind(':');
-    if (colon == std::string::npos) return "tcp://" + text + ":" + std::to_string(proto::default_core_port);
-    const std::string candidate = "tcp://" + text;
-    return net::split_tcp_endpoint(candidate, host, port) && port != 0 ? candidate : "";
-}
-
-DiscoveryOptions DiscoveryOptions::from_env() {
-    DiscoveryOptions o;
-    auto env = [](const char* name) -> std::string {
-        const char* v = std::getenv(name);
-        return v ? v : "";
-    };
-    if (auto v = env("GECKO_KEY"); !v.empty()) o.key = v;
-    if (auto v = env("GECKO_CORE"); !v.empty()) {
-        if (normalize_core_address(v).empty())
-            throw Error(Errc::invalid_argument, "GECKO_CORE='" + v + "' is not host, host:port or tcp://host:port");
-        o.core = v;
-    }
-    if (auto v = env("GECKO_MULTICAST"); !v.empty()) {
-        if (!parse_multicast(v, o.multicast_group, o.multicast_port))
-            throw Error(Errc::invalid_argument, "GECKO_MULTICAST='" + v + "' is not GROUP[:PORT] with GROUP in 224.0.0.0/4");
-    }
-    if (auto v = env("GECKO_INTERFACE"); !v.empty()) o.interface = v;
-    if (auto v = env("GECKO_NO_MULTICAST"); !v.empty() && v != "0") o.multicast = false;
-    return o;
-}
 
 // ---- the client -----------------------------------------------------------------
 
@@ -105,22 +53,7 @@ bool same_peers(const std::vector<Peer>& a, const std::vector<Peer>& b) {
     return true;
 }
 
-// Mixes an id so that the digest of a set of ids (their xor) does not cancel
-// out for ids that differ in few bits.
-std::uint64_t mix(std::uint64_t x) noexcept {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 }  // namespace
-
-std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept {
-    std::uint64_t d = 0;
-    for (auto id : ids) d ^= mix(id);
-    return d;
-}
 
 struct DiscoveryClient::Impl {
     explicit Impl(DiscoveryOptions o) : opt(std::move(o)), log(opt.node.empty() ? "gecko.discovery" : opt.node) {}
@@ -162,7 +95,7 @@ struct DiscoveryClient::Impl {
     std::vector<TopicStats> stats;
     bool stats_pending = false;
 
-    std::optional<CoreFinder> finder;
+    std::optional<net::CoreFinder> finder;
     std::shared_ptr<zmq::context_t> context = ::gecko::net::process_context();
     std::optional<zmq::socket_t> dealer;
     Clock::time_point search_started{};
@@ -191,7 +124,7 @@ struct DiscoveryClient::Impl {
     void sync_watches();
     void say_goodbye();
     void connect_to(const std::string& endpoint, Clock::time_point now);
-    bool send(const proto::Writer& w);
+    bool send(const discovery::Writer& w);
     bool send_hello();
     void send_add(const Registration& r);
     void send_stats();
@@ -218,7 +151,7 @@ void DiscoveryClient::Impl::refresh_attempts() {
     attempts = std::move(text);
 }
 
-bool DiscoveryClient::Impl::send(const proto::Writer& w) {
+bool DiscoveryClient::Impl::send(const discovery::Writer& w) {
     if (!dealer) return false;
     try {
         return dealer->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait).has_value();
@@ -236,7 +169,7 @@ std::vector<std::uint64_t> DiscoveryClient::Impl::ids() const {
 }
 
 bool DiscoveryClient::Impl::send_hello() {
-    proto::Writer w("hello", 12);
+    discovery::Writer w("hello", 12);
     w.kv("s", session);
     w.kv("secret", secret);
     w.kv("key", opt.key);
@@ -255,28 +188,28 @@ bool DiscoveryClient::Impl::send_hello() {
 }
 
 void DiscoveryClient::Impl::send_add(const Registration& r) {
-    proto::Writer w("add", 2 + proto::registration_fields);
+    discovery::Writer w("add", 2 + discovery::registration_fields);
     w.kv("s", session);
     w.kv("secret", secret);
-    proto::pack_registration_fields(w.packer(), r);
+    discovery::pack_registration_fields(w.packer(), r);
     send(w);
 }
 
 void DiscoveryClient::Impl::send_watch_graph() {
     if (!graph_callback) return;
-    proto::Writer w("watch_graph", 2);
+    discovery::Writer w("watch_graph", 2);
     w.kv("s", session);
     w.kv("secret", secret);
     send(w);
 }
 
 void DiscoveryClient::Impl::send_stats() {
-    proto::Writer w("stats", 3);
+    discovery::Writer w("stats", 3);
     w.kv("s", session);
     w.kv("secret", secret);
     w.key("stats");
     w.packer().pack_array(static_cast<std::uint32_t>(stats.size()));
-    for (const auto& s : stats) proto::pack_stats(w.packer(), s);
+    for (const auto& s : stats) discovery::pack_stats(w.packer(), s);
     send(w);
     stats_pending = false;
 }
@@ -287,7 +220,7 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
     try {
         ::gecko::net::SocketOptions so;
         so.immediate = true;  // never queue for a core that is not there
-        so.max_message_size = proto::max_zmq_message;
+        so.max_message_size = discovery::max_zmq_message;
         so.reconnect = milliseconds(100);
         so.reconnect_max = milliseconds(0);  // no back-off: a restarted core is found within 100 ms
         zmq::socket_t s = ::gecko::net::make_socket(*context, zmq::socket_type::dealer, so);
@@ -349,8 +282,8 @@ void DiscoveryClient::Impl::deliver(std::uint64_t id, Watch& w) {
 }
 
 void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
-    const auto id = proto::get_u64(root, "id");
-    const auto* list = proto::find(root, "peers");
+    const auto id = discovery::get_u64(root, "id");
+    const auto* list = discovery::find(root, "peers");
     if (!id || !list || list->type != msgpack::type::ARRAY) {
         ++malformed;
         return;
@@ -358,16 +291,16 @@ void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
     if (registrations.find(*id) == registrations.end()) return;  // removed meanwhile
     std::vector<Peer> fresh;
     for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-        if (auto p = proto::read_peer(list->via.array.ptr[i])) fresh.push_back(std::move(*p));
+        if (auto p = discovery::read_peer(list->via.array.ptr[i])) fresh.push_back(std::move(*p));
     }
     auto& w = watches[*id];
     std::map<std::uint64_t, Peer> merged;
     // During a core's warm-up (`partial`), its table may still lack peers whose
     // nodes have not re-registered yet: add what it reports, remove only what it
     // says is gone, never infer a departure from an absence.
-    if (proto::get_bool(root, "partial", false)) {
+    if (discovery::get_bool(root, "partial", false)) {
         for (auto& p : w.peers) merged.emplace(p.reg.id, p);
-        if (auto gone = proto::find(root, "gone"); gone && gone->type == msgpack::type::ARRAY) {
+        if (auto gone = discovery::find(root, "gone"); gone && gone->type == msgpack::type::ARRAY) {
             for (std::uint32_t i = 0; i < gone->via.array.size; ++i)
                 if (gone->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) merged.erase(gone->via.array.ptr[i].via.u64);
         }
@@ -384,7 +317,7 @@ void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
 
 void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_point now) {
     std::string why;
-    auto m = proto::Message::parse(static_cast<const char*>(msg.data()), msg.size(), &why);
+    auto m = discovery::Message::parse(static_cast<const char*>(msg.data()), msg.size(), &why);
     if (!m) {
         ++malformed;
         log.debug("discovery: ignored malformed message from the core: " + why);
@@ -393,11 +326,11 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     last_rx = now;
     const auto& root = m->root();
     const auto& t = m->type();
-    const auto inst = proto::get_u64(root, "instance").value_or(0);
+    const auto inst = discovery::get_u64(root, "instance").value_or(0);
     if (t == "welcome") {
         const bool restarted = ever_acked && inst != instance;
         instance = inst;
-        core_lease = milliseconds(proto::get_i64(root, "lease_ms").value_or(opt.lease.count()));
+        core_lease = milliseconds(discovery::get_i64(root, "lease_ms").value_or(opt.lease.count()));
         heartbeat_period = std::max(milliseconds(50), std::min(opt.lease, core_lease) / 3);
         for (const auto& [id, r] : registrations) send_add(r);
         if (!stats.empty()) send_stats();
@@ -429,10 +362,10 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         } else if (acked) {
             // The core's view of our entities (count, digest of ids) must be ours:
             // if a registration got lost on its side, say everything again.
-            const auto n = proto::get_u64(root, "n");
-            const auto digest = proto::get_u64(root, "digest");
+            const auto n = discovery::get_u64(root, "n");
+            const auto digest = discovery::get_u64(root, "digest");
             const auto mine = ids();
-            if (n && digest && (*n != mine.size() || *digest != entity_digest(mine))) {
+            if (n && digest && (*n != mine.size() || *digest != discovery::entity_digest(mine))) {
                 log.info("discovery: geckocore's view of this node differs from ours (" + std::to_string(*n) + " entities, we have " +
                          std::to_string(mine.size()) + "); registering everything again");
                 register_again(now);
@@ -445,9 +378,9 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     } else if (t == "redirect") {
         on_redirect(root, now);
     } else if (t == "error") {
-        const auto id = proto::get_u64(root, "id").value_or(0);
-        const auto code = proto::get_str(root, "code").value_or("error");
-        const auto text = proto::get_str(root, "message").value_or("(no message)");
+        const auto id = discovery::get_u64(root, "id").value_or(0);
+        const auto code = discovery::get_str(root, "code").value_or("error");
+        const auto text = discovery::get_str(root, "message").value_or("(no message)");
         if (code == "no_core") {  // the host door knows no core of our key (yet): keep asking it
             if (!door_warned) log.warn("discovery: " + text + "; waiting for it to start");
             door_warned = true;
@@ -477,14 +410,14 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
 
 void DiscoveryClient::Impl::on_graph(const msgpack::object& root) {
     if (!graph_callback) return;
-    const auto event = proto::get_str(root, "event").value_or("");
-    const auto name = proto::get_str(root, "name");
+    const auto event = discovery::get_str(root, "event").value_or("");
+    const auto name = discovery::get_str(root, "name");
     if (!name || (event != "appeared" && event != "gone")) {
         ++malformed;
         return;
     }
-    graph_callback(event == "appeared", proto::get_bool(root, "service", false), *name,
-                   proto::get_str(root, "type").value_or(""));
+    graph_callback(event == "appeared", discovery::get_bool(root, "service", false), *name,
+                   discovery::get_str(root, "type").value_or(""));
 }
 
 // The host door (the well-known port of GECKO_CORE=host) names the core of our
@@ -492,7 +425,7 @@ void DiscoveryClient::Impl::on_graph(const msgpack::object& root) {
 void DiscoveryClient::Impl::on_redirect(const msgpack::object& root, Clock::time_point now) {
     const auto door = finder->explicit_endpoint();
     if (door.empty() || core_endpoint != door) return;  // only the door we asked redirects us
-    const auto target = proto::redirect_target(root, door);
+    const auto target = net::redirect_target(root, door);
     if (!target) {
         ++malformed;
         return;
@@ -643,11 +576,11 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
                 // their ids; the core answers with its view of us, so a
                 // registration lost on its side is noticed and repaired.
                 const auto mine = ids();
-                proto::Writer w("hb", 4);
+                discovery::Writer w("hb", 4);
                 w.kv("s", session);
                 w.kv("secret", secret);
                 w.kv("n", static_cast<std::uint64_t>(mine.size()));
-                w.kv("digest", entity_digest(mine));
+                w.kv("digest", discovery::entity_digest(mine));
                 send(w);
                 next_heartbeat = now + heartbeat_period;
             }
@@ -670,7 +603,7 @@ void DiscoveryClient::Impl::say_goodbye() {
     closed = true;
     // Withdraw everything, bounded: the core drops our session on "bye".
     if (dealer && acked) {
-        proto::Writer w("bye", 2);
+        discovery::Writer w("bye", 2);
         w.kv("s", session);
         w.kv("secret", secret);
         dealer->set(zmq::sockopt::linger, 200);
@@ -683,7 +616,7 @@ void DiscoveryClient::Impl::say_goodbye() {
 // ---- public API ------------------------------------------------------------------
 
 DiscoveryClient::DiscoveryClient(DiscoveryOptions options, Reactor* reactor) {
-    if (!options.core.empty() && normalize_core_address(options.core).empty())
+    if (!options.core.empty() && net::normalize_core_address(options.core).empty())
         throw Error(Errc::invalid_argument, "core address '" + options.core + "' is not host, host:port or tcp://host:port");
     if (options.lease.count() <= 0) throw Error(Errc::invalid_argument, "discovery lease must be positive");
     impl_ = std::make_unique<Impl>(std::move(options));
@@ -737,7 +670,7 @@ void DiscoveryClient::remove(std::uint64_t id) {
         impl->registrations.erase(id);
         impl->watches.erase(id);
         if (impl->acked) {
-            proto::Writer w("remove", 3);
+            discovery::Writer w("remove", 3);
             w.kv("s", impl->session);
             w.kv("secret", impl->secret);
             w.kv("id", id);
@@ -788,5 +721,11 @@ std::string DiscoveryClient::local_endpoint_for(const std::string& bound) const 
 std::uint64_t DiscoveryClient::session() const noexcept { return impl_->session; }
 
 std::uint64_t DiscoveryClient::core_instance() const noexcept { return impl_->instance; }
+
+std::string DiscoveryClient::core_endpoint() const {
+    if (!impl_->acked) return "";
+    std::lock_guard<std::mutex> lock(impl_->state_mutex);
+    return impl_->core_endpoint;
+}
 
 }  // namespace gecko::detail

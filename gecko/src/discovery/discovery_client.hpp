@@ -19,67 +19,23 @@
 #include <string>
 #include <vector>
 
+#include "gecko/net/finder.hpp"
+#include "gecko/wire/discovery.hpp"
+
 namespace gecko::detail {
 
-enum class EntityKind : std::uint8_t { publisher, subscriber, server, client };
+using discovery::EntityKind;
+using discovery::Peer;
+using discovery::Registration;
+using discovery::TopicStats;
 
-/// One entity of a node, as registered with the core.
-struct Registration {
-    std::uint64_t id = 0;               ///< unique per entity (random 64-bit, chosen by the node)
-    EntityKind kind = EntityKind::publisher;
-    std::string topic;                  ///< topic or service name
-    std::string type_name;              ///< "gecko.msgs.Imu"; services: "<request type>-><reply type>"
-    bool latched = false;               ///< a publisher that replays its last message to late subscribers
-};
-
-/// A registration seen from elsewhere, with where its node lives.
-struct Peer {
-    Registration reg;
-    std::string node;                   ///< node name
-    std::uint64_t session = 0;          ///< the node's session
-    std::string host;                   ///< gethostname() of the node's host
-    std::string host_id;                ///< net::host_id() of the node
-    std::int32_t pid = 0;
-    std::string pid_ns;                 ///< readlink /proc/self/ns/pid of the node
-    std::vector<std::string> locators;  ///< where the node's out-ports are reached
-};
-
-/// Per-entity figures a node reports to the core every few seconds.
-struct TopicStats {
-    std::uint64_t id = 0;          ///< the entity's registration id
-    double messages_per_s = 0;
-    double bytes_per_s = 0;
-    std::uint64_t drops = 0;
-    std::int64_t latency_ns = -1;  ///< -1 = unknown
-    std::uint64_t unheard = 0;     ///< publishers: sent while nobody subscribed
-};
-
-/// How a node finds and talks to its core. Every field has a default.
-struct DiscoveryOptions {
-    std::string key;                                ///< the key (robot / simulation) to discover within
-    std::string node;                               ///< this node's name, shown by tools
-    std::string multicast_group = "239.255.71.67";  ///< administratively scoped (RFC 2365); shared by all keys
-    std::uint16_t multicast_port = 7650;            ///< UDP port of the group
-    std::string interface;                          ///< interface name or IPv4 address for multicast; empty = default route
-    int ttl = 1;                                    ///< multicast TTL (1 = this subnet only)
-    bool multicast = true;                          ///< false = only the explicit core address is used
-    std::string core;                               ///< "host", "host:port" or "tcp://host:port" (port 7651 if omitted); empty = none
+/// How a node finds and talks to its core: where to look (net::FinderOptions)
+/// and how to keep its session. Every field has a default.
+struct DiscoveryOptions : net::FinderOptions {
     std::chrono::milliseconds lease{3000};          ///< heartbeat every lease/3; core considered lost after a lease of silence
-    std::chrono::milliseconds find_timeout{1500};   ///< multicast silence after which `core` is tried and a warning is logged
     std::vector<std::string> locators;              ///< the node's locators (tcp wildcards rewritten when sent)
 
-    /// Defaults overridden by GECKO_KEY, GECKO_CORE, GECKO_MULTICAST=group:port,
-    /// GECKO_INTERFACE and GECKO_NO_MULTICAST=1. Invalid values throw gecko::Error(invalid_argument).
-    static DiscoveryOptions from_env();
 };
-
-/// The digest of a set of entity ids that heartbeats carry (docs/DISCOVERY.md §2).
-std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept;
-
-/// Parses "group:port" (port optional). Returns false on a malformed value.
-bool parse_multicast(const std::string& text, std::string& group, std::uint16_t& port);
-/// "host" / "host:port" / "tcp://host:port" -> "tcp://host:port"; empty string if malformed.
-std::string normalize_core_address(const std::string& text);
 
 class Reactor;
 
@@ -129,6 +85,8 @@ public:
     std::uint64_t session() const noexcept;
     /// The core's instance id (0 while none acknowledged us).
     std::uint64_t core_instance() const noexcept;
+    /// Where the core that acknowledged us listens ("" while none did).
+    std::string core_endpoint() const;
 
     /// One turn on a shared reactor (the node's tick calls it): returns when next.
     using Clock = std::chrono::steady_clock;

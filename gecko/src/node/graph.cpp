@@ -4,9 +4,9 @@
 #include "gecko/graph.hpp"
 
 #include "discovery/core_query.hpp"
-#include "discovery/protocol.hpp"
+#include "gecko/error.hpp"
 #include "gecko/node.hpp"
-#include "node/node_impl.hpp"
+#include "gecko/options.hpp"
 
 namespace gecko {
 
@@ -16,68 +16,34 @@ const GraphTopic* Graph::find(const std::string& name, bool service) const {
     return nullptr;
 }
 
-namespace {
-
-GraphEntity entity_of(const detail::QueryEntity& q) {
-    GraphEntity e;
-    e.id = q.peer.reg.id;
-    e.kind = detail::proto::to_string(q.peer.reg.kind);
-    e.topic = q.peer.reg.topic;
-    e.type = q.peer.reg.type_name;
-    e.latched = q.peer.reg.latched;
-    e.node = q.peer.node;
-    e.session = q.peer.session;
-    e.host = q.peer.host;
-    e.pid = q.peer.pid;
-    if (q.stats) {
-        GraphFigures f;
-        f.messages_per_s = q.stats->messages_per_s;
-        f.bytes_per_s = q.stats->bytes_per_s;
-        f.drops = q.stats->drops;
-        f.latency_ns = q.stats->latency_ns;
-        f.unheard = q.stats->unheard;
-        f.age_ms = q.stats_age_ms;
-        e.figures = f;
-    }
-    return e;
+const GraphNode* Graph::node_of(std::uint64_t session) const {
+    for (const auto& n : nodes)
+        if (n.session == session) return &n;
+    return nullptr;
 }
 
-}  // namespace
-
-Graph to_graph(const detail::QueryResult& r) {
-    Graph g;
-    g.key = r.key;
-    g.core_endpoint = r.core_endpoint;
-    g.core_instance = r.instance;
-    g.core_host = r.core_host;
-    g.core_pid = r.core_pid;
-    for (const auto& n : r.nodes)
-        g.nodes.push_back(GraphNode{n.node, n.host, n.pid, n.session, n.silent_ms, n.locators, n.entities});
-    for (const auto& t : r.topics) {
-        GraphTopic gt;
-        gt.name = t.name;
-        gt.service = t.service;
-        gt.type = t.type;
-        gt.types = t.types;
-        for (const auto& p : t.producers) gt.producers.push_back(entity_of(p));
-        for (const auto& c : t.consumers) gt.consumers.push_back(entity_of(c));
-        g.topics.push_back(std::move(gt));
+net::FinderOptions finder_options(const NodeOptions& options) {
+    net::FinderOptions f;
+    f.key = options.key;
+    f.node = options.name;
+    f.interface = options.interface;
+    f.multicast = options.multicast_enabled;
+    if (!options.multicast.empty()) {
+        if (const auto why = parse_multicast(options.multicast, f.multicast_group, f.multicast_port); !why.empty())
+            throw Error(Errc::invalid_argument, "multicast '" + options.multicast + "': " + why);
     }
-    for (const auto& c : r.conflicts) g.conflicts.push_back(GraphConflict{c.topic, c.service, c.types, c.message});
-    g.counters = r.counters;
-    return g;
+    if (!options.core.empty() && net::normalize_core_address(options.core).empty())
+        throw Error(Errc::invalid_argument, "core '" + options.core + "' is not host, host:port or tcp://host:port");
+    f.core = options.core;
+    return f;
+}
+
+Graph query_graph(const net::FinderOptions& options, std::chrono::milliseconds timeout) {
+    return detail::query_core(options, timeout);
 }
 
 Graph query_graph(const NodeOptions& options, std::chrono::milliseconds timeout) {
-    detail::DiscoveryOptions d;
-    d.key = options.key;
-    d.node = options.name;
-    d.core = options.core;
-    d.interface = options.interface;
-    d.multicast = options.multicast_enabled;
-    if (!options.multicast.empty() && !detail::parse_multicast(options.multicast, d.multicast_group, d.multicast_port))
-        throw Error(Errc::invalid_argument, "multicast '" + options.multicast + "' is not GROUP[:PORT]");
-    return to_graph(detail::query_core(d, timeout));
+    return detail::query_core(finder_options(options), timeout);
 }
 
 }  // namespace gecko

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "gecko/error.hpp"
+#include "gecko/net/finder.hpp"
 #include "gecko/node.hpp"
 #include "gecko/options.hpp"
 #include "gecko/signals.hpp"
@@ -63,7 +64,7 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 std::string check_core(const std::string& v) {
-    return detail::normalize_core_address(v).empty() ? "'" + v + "' is not host, host:port or tcp://host:port" : "";
+    return net::normalize_core_address(v).empty() ? "'" + v + "' is not host, host:port or tcp://host:port" : "";
 }
 
 std::string check_multicast(const std::string& v) {
@@ -235,10 +236,7 @@ std::vector<std::string> Node::locators() const { return impl_->locators(); }
 GraphWatch Node::on_graph_change(std::function<void(const GraphEvent&)> callback) {
     return impl_->on_graph_change(std::move(callback));
 }
-Graph Node::graph(std::chrono::milliseconds timeout) {
-    NodeOptions o = impl_->options();
-    return query_graph(o, timeout);
-}
+Graph Node::graph(std::chrono::milliseconds timeout) { return impl_->graph(timeout); }
 const std::string& Node::key() const { return impl_->options().key; }
 const std::string& Node::name() const { return impl_->options().name; }
 const Logger& Node::logger() const { return impl_->logger(); }

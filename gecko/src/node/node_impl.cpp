@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "node/node_impl.hpp"
 
+#include "discovery/core_query.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 
-#include "discovery/net.hpp"
+#include "gecko/net/net.hpp"
 #include "gecko/error.hpp"
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/signals.hpp"
@@ -115,6 +117,19 @@ NodeImpl::NodeImpl(NodeOptions options)
 
 NodeImpl::~NodeImpl() { close(); }
 
+Graph NodeImpl::graph(std::chrono::milliseconds timeout) {
+    if (!options_.discovery) throw Error(Errc::invalid_argument, "graph(): node '" + options_.name + "' runs without discovery");
+    net::FinderOptions f = finder_options(options_);
+    if (discovery_) {
+        const auto endpoint = discovery_->core_endpoint();
+        if (!endpoint.empty()) {  // the core we already talk to, without searching
+            f.multicast = false;
+            f.core = endpoint;
+        }
+    }
+    return query_core(f, timeout);
+}
+
 void NodeImpl::throw_closed(const std::string& what) const {
     throw Error(Errc::closed, what + " outlived its node '" + options_.name + "' (key '" + options_.key +
                                   "'): the Node was destroyed, so it no longer sends or receives");
@@ -129,16 +144,8 @@ std::uint64_t NodeImpl::new_id() {
 
 DiscoveryOptions NodeImpl::discovery_options() const {
     DiscoveryOptions d;
-    d.key = options_.key;
-    d.node = options_.name;
-    d.core = options_.core;
-    d.interface = options_.interface;
-    d.multicast = options_.multicast_enabled;
+    static_cast<net::FinderOptions&>(d) = finder_options(options_);
     d.lease = options_.lease;
-    if (!options_.multicast.empty() && !parse_multicast(options_.multicast, d.multicast_group, d.multicast_port)) {
-        throw Error(Errc::invalid_argument, "multicast '" + options_.multicast +
-                                                "' is not GROUP[:PORT] with GROUP in 224.0.0.0/4 and PORT 1-65535");
-    }
     return d;
 }
 

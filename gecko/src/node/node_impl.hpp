@@ -117,6 +117,8 @@ public:
     std::vector<std::string> locators() const { return outbound_->locators(); }
     GraphWatch on_graph_change(std::function<void(const GraphEvent&)> callback);
     DiscoveryOptions discovery_options() const;
+    /// The key's graph, from the core this node is registered with (else found afresh).
+    Graph graph(std::chrono::milliseconds timeout);
 
 private:
     struct Link {

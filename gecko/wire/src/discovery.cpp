@@ -1,12 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "discovery/protocol.hpp"
-
-#include "discovery/net.hpp"
+#include "gecko/wire/discovery.hpp"
 
 #include <cmath>
 #include <limits>
 
-namespace gecko::detail::proto {
+namespace gecko::discovery {
+
+namespace {
+
+// Mixes an id so that the digest of a set of ids (their xor) does not cancel
+// out for ids that differ in few bits.
+std::uint64_t mix(std::uint64_t x) noexcept {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept {
+    std::uint64_t d = 0;
+    for (auto id : ids) d ^= mix(id);
+    return d;
+}
+
 
 const char* to_string(EntityKind kind) noexcept {
     switch (kind) {
@@ -132,25 +150,6 @@ std::optional<Message> Message::parse(const char* data, std::size_t size, std::s
     return m;
 }
 
-std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint) {
-    const auto endpoint = get_str(redirect, "endpoint");
-    std::string host, door_host;
-    std::uint16_t port = 0, door_port = 0;
-    if (!endpoint || !net::split_tcp_endpoint(*endpoint, host, port) || port == 0 ||
-        !net::split_tcp_endpoint(door_endpoint, door_host, door_port))
-        return std::nullopt;
-    RedirectTarget t;
-    if (net::is_wildcard_host(host)) {
-        t.endpoint = "tcp://" + door_host + ":" + std::to_string(port);
-        return t;
-    }
-    const auto address = net::parse_ipv4(host);
-    const auto door_address = net::resolve_ipv4(door_host);
-    t.loopback_only = address && net::is_loopback(*address) && !(door_address && net::is_loopback(*door_address));
-    t.endpoint = *endpoint;
-    return t;
-}
-
 void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r) {
     pk.pack(std::string_view("id"));
     pk.pack(r.id);
@@ -244,4 +243,4 @@ std::optional<TopicStats> read_stats(const msgpack::object& obj) {
     return s;
 }
 
-}  // namespace gecko::detail::proto
+}  // namespace gecko::discovery

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-/// @file protocol.hpp
-/// The discovery wire protocol shared by the node-side client and geckocore:
-/// defaults, message names, and small msgpack helpers. Every message is one
-/// msgpack map with at least `v` (protocol version, 1) and `t` (message type).
+/// @file discovery.hpp
+/// The discovery protocol's messages, shared by the node-side client,
+/// geckocore and the tools: defaults, what an entity registration is, and
+/// small msgpack helpers. Every message is one msgpack map with at least `v`
+/// (protocol version, 2) and `t` (message type).
 /// Unknown fields are ignored, so fields may be added without a version bump.
 /// docs/DISCOVERY.md is the specification; keep both in step.
-
-#include "discovery/discovery_client.hpp"
 
 #include <msgpack.hpp>
 
@@ -17,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gecko::detail::proto {
+namespace gecko::discovery {
 
 inline constexpr int version = 2;
 inline constexpr const char* default_multicast_group = "239.255.71.67";  // 239.255/16: administratively scoped ("G"=71, "C"=67)
@@ -25,6 +24,42 @@ inline constexpr std::uint16_t default_multicast_port = 7650;
 inline constexpr std::uint16_t default_core_port = 7651;  // the host door (GECKO_CORE=host)
 inline constexpr std::size_t max_datagram = 8192;               // larger datagrams are foreign by definition
 inline constexpr std::int64_t max_zmq_message = 4 * 1024 * 1024;  // ZMQ_MAXMSGSIZE on both ends
+
+enum class EntityKind : std::uint8_t { publisher, subscriber, server, client };
+
+/// One entity of a node, as registered with the core.
+struct Registration {
+    std::uint64_t id = 0;               ///< unique per entity (random 64-bit, chosen by the node)
+    EntityKind kind = EntityKind::publisher;
+    std::string topic;                  ///< topic or service name
+    std::string type_name;              ///< "gecko.msgs.Imu"; services: "<request type>-><reply type>"
+    bool latched = false;               ///< a publisher that replays its last message to late subscribers
+};
+
+/// A registration seen from elsewhere, with where its node lives.
+struct Peer {
+    Registration reg;
+    std::string node;                   ///< node name
+    std::uint64_t session = 0;          ///< the node's session
+    std::string host;                   ///< gethostname() of the node's host
+    std::string host_id;                ///< net::host_id() of the node
+    std::int32_t pid = 0;
+    std::string pid_ns;                 ///< readlink /proc/self/ns/pid of the node
+    std::vector<std::string> locators;  ///< where the node's out-ports are reached
+};
+
+/// Per-entity figures a node reports to the core every few seconds.
+struct TopicStats {
+    std::uint64_t id = 0;          ///< the entity's registration id
+    double messages_per_s = 0;
+    double bytes_per_s = 0;
+    std::uint64_t drops = 0;
+    std::int64_t latency_ns = -1;  ///< -1 = unknown
+    std::uint64_t unheard = 0;     ///< publishers: sent while nobody subscribed
+};
+
+/// The digest of a set of entity ids that heartbeats carry (docs/DISCOVERY.md §2).
+std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept;
 
 const char* to_string(EntityKind kind) noexcept;
 std::optional<EntityKind> kind_from_string(std::string_view text) noexcept;
@@ -55,15 +90,6 @@ private:
     msgpack::object_handle handle_;
     std::string type_;
 };
-
-/// Where a host door's `redirect` sends us: the core's endpoint with a wildcard
-/// host replaced by the door's host. `loopback_only` when that core listens on
-/// loopback but the door was reached from elsewhere (unreachable from here).
-struct RedirectTarget {
-    std::string endpoint;
-    bool loopback_only = false;
-};
-std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint);
 
 // ---- writing -----------------------------------------------------------------
 
@@ -103,4 +129,4 @@ std::optional<Peer> read_peer(const msgpack::object& obj);
 void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s);  // map of 6 fields
 std::optional<TopicStats> read_stats(const msgpack::object& obj);
 
-}  // namespace gecko::detail::proto
+}  // namespace gecko::discovery

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "discovery/finder.hpp"
+#include "gecko/net/finder.hpp"
 
-#include "discovery/protocol.hpp"
+#include "gecko/wire/discovery.hpp"
 #include "gecko/log.hpp"
 
 #include <arpa/inet.h>
@@ -11,7 +11,40 @@
 #include <algorithm>
 #include <cctype>
 
-namespace gecko::detail {
+namespace gecko::net {
+
+std::string normalize_core_address(const std::string& text) {
+    if (text.empty()) return "";
+    std::string host;
+    std::uint16_t port = 0;
+    if (text.rfind("tcp://", 0) == 0) return split_tcp_endpoint(text, host, port) && port != 0 ? text : "";
+    if (text.find("://") != std::string::npos) return "";
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos) return "tcp://" + text + ":" + std::to_string(discovery::default_core_port);
+    const std::string candidate = "tcp://" + text;
+    return split_tcp_endpoint(candidate, host, port) && port != 0 ? candidate : "";
+}
+
+std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint) {
+    const auto endpoint = discovery::get_str(redirect, "endpoint");
+    std::string host, door_host;
+    std::uint16_t port = 0, door_port = 0;
+    if (!endpoint || !split_tcp_endpoint(*endpoint, host, port) || port == 0 ||
+        !split_tcp_endpoint(door_endpoint, door_host, door_port))
+        return std::nullopt;
+    RedirectTarget t;
+    if (is_wildcard_host(host)) {
+        t.endpoint = "tcp://" + door_host + ":" + std::to_string(port);
+        return t;
+    }
+    const auto address = parse_ipv4(host);
+    const auto door_address = resolve_ipv4(door_host);
+    t.loopback_only = address && is_loopback(*address) && !(door_address && is_loopback(*door_address));
+    t.endpoint = *endpoint;
+    return t;
+}
+
+
 
 namespace {
 std::string lowercase(std::string s) {
@@ -20,11 +53,11 @@ std::string lowercase(std::string s) {
 }
 }  // namespace
 
-CoreFinder::CoreFinder(const DiscoveryOptions& options)
-    : options_(options), explicit_(normalize_core_address(options.core)), host_(net::hostname()) {
+CoreFinder::CoreFinder(const FinderOptions& options)
+    : options_(options), explicit_(normalize_core_address(options.core)), host_(hostname()) {
     if (!options_.multicast) return;
-    const auto group = net::parse_ipv4(options_.multicast_group);
-    const auto iface = net::interface_address(options_.interface);
+    const auto group = parse_ipv4(options_.multicast_group);
+    const auto iface = interface_address(options_.interface);
     if (!group || !IN_MULTICAST(ntohl(group->s_addr))) {
         setup_error_ = "'" + options_.multicast_group + "' is not an IPv4 multicast group";
         return;
@@ -38,7 +71,7 @@ CoreFinder::CoreFinder(const DiscoveryOptions& options)
     group_.sin_addr = *group;
     group_ok_ = true;
     std::string error;
-    sender_ = net::open_multicast_sender(*iface, options_.ttl, error);
+    sender_ = open_multicast_sender(*iface, options_.ttl, error);
     if (!sender_) {
         setup_error_ = error;
         group_ok_ = false;
@@ -46,7 +79,7 @@ CoreFinder::CoreFinder(const DiscoveryOptions& options)
     }
     // The listener only speeds things up (announcements); queries work without it.
     std::string listen_error;
-    listener_ = net::open_multicast_listener(*group, options_.multicast_port, *iface, listen_error);
+    listener_ = open_multicast_listener(*group, options_.multicast_port, *iface, listen_error);
 }
 
 void CoreFinder::restart() {
@@ -65,45 +98,45 @@ CoreFinder::Clock::time_point CoreFinder::tick(Clock::time_point now) {
 }
 
 void CoreFinder::send_query() {
-    proto::Writer w("query", 4);
+    discovery::Writer w("query", 4);
     w.kv("key", options_.key);
     w.kv("node", options_.node);
     w.kv("host", host_);
     w.kv("pid", static_cast<std::int32_t>(::getpid()));
-    send_error_ = net::send_to(sender_.get(), group_, w.data(), w.size());
+    send_error_ = send_to(sender_.get(), group_, w.data(), w.size());
     ++queries_;
 }
 
 std::vector<CoreAnswer> CoreFinder::read(int fd) {
     std::vector<CoreAnswer> out;
     if (fd < 0) return out;
-    char buf[proto::max_datagram];
+    char buf[discovery::max_datagram];
     for (int budget = 64; budget > 0; --budget) {
         sockaddr_in from{};
         socklen_t len = sizeof from;
         const auto n = ::recvfrom(fd, buf, sizeof buf, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
         if (n < 0) break;  // EAGAIN: drained
         std::string why;
-        std::optional<proto::Message> msg;
+        std::optional<discovery::Message> msg;
         if (static_cast<std::size_t>(n) > sizeof buf)
             why = "oversized datagram (" + std::to_string(n) + " bytes)";
         else
-            msg = proto::Message::parse(buf, static_cast<std::size_t>(n), &why);
+            msg = discovery::Message::parse(buf, static_cast<std::size_t>(n), &why);
         if (!msg) {
             ++malformed_;
             const auto now = Clock::now();
             if (now - last_malformed_log_ > std::chrono::seconds(10)) {
                 last_malformed_log_ = now;
-                Logger("gecko.discovery").debug("ignored datagram from " + net::to_string(from) + ": " + why + " (" +
+                Logger("gecko.discovery").debug("ignored datagram from " + to_string(from) + ": " + why + " (" +
                                                 std::to_string(malformed_) + " so far)");
             }
             continue;
         }
         const bool reply = msg->type() == "core";
         if (!reply && msg->type() != "announce") continue;  // queries from other nodes: not for us
-        const auto key = proto::get_str(msg->root(), "key");
-        auto endpoint = proto::get_str(msg->root(), "endpoint");
-        const auto instance = proto::get_u64(msg->root(), "instance");
+        const auto key = discovery::get_str(msg->root(), "key");
+        auto endpoint = discovery::get_str(msg->root(), "endpoint");
+        const auto instance = discovery::get_u64(msg->root(), "instance");
         if (!key || !endpoint || !instance) {
             ++malformed_;
             continue;
@@ -119,15 +152,15 @@ std::vector<CoreAnswer> CoreFinder::read(int fd) {
         }
         std::string host;
         std::uint16_t port = 0;
-        if (!net::split_tcp_endpoint(*endpoint, host, port)) {
+        if (!split_tcp_endpoint(*endpoint, host, port)) {
             ++malformed_;
             continue;
         }
         CoreAnswer a;
-        a.endpoint = net::is_wildcard_host(host) ? "tcp://" + net::to_string(from.sin_addr) + ":" + std::to_string(port) : *endpoint;
+        a.endpoint = is_wildcard_host(host) ? "tcp://" + to_string(from.sin_addr) + ":" + std::to_string(port) : *endpoint;
         a.instance = *instance;
-        a.host = proto::get_str(msg->root(), "host").value_or("");
-        a.pid = static_cast<std::int32_t>(proto::get_i64(msg->root(), "pid").value_or(0));
+        a.host = discovery::get_str(msg->root(), "host").value_or("");
+        a.pid = static_cast<std::int32_t>(discovery::get_i64(msg->root(), "pid").value_or(0));
         a.announcement = !reply;
         ++answers_;
         out.push_back(std::move(a));
@@ -171,4 +204,4 @@ std::string CoreFinder::describe() const {
     return s;
 }
 
-}  // namespace gecko::detail
+}  // namespace gecko::net

@@ -3,19 +3,48 @@
 /// @file finder.hpp
 /// Finds the geckocore of a key: sends multicast queries with back-off,
 /// listens for answers and announcements, and remembers what was tried so
-/// that a failure can be explained. Shared by DiscoveryClient and query_core.
+/// that a failure can be explained. Shared by the node's discovery client,
+/// query_graph() and the tools (gecko doctor's census).
 /// Not thread-safe: owned by one thread.
 
-#include "discovery/discovery_client.hpp"
-#include "discovery/net.hpp"
+#include "gecko/net/net.hpp"
+
+#include <msgpack.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-namespace gecko::detail {
+namespace gecko::net {
+
+/// Where to look for the core of a key. Every field has a default.
+struct FinderOptions {
+    std::string key;                                ///< the key (robot / simulation) whose core we want
+    std::string node;                               ///< who asks (shown in the core's log)
+    std::string multicast_group = "239.255.71.67";  ///< administratively scoped (RFC 2365); shared by all keys
+    std::uint16_t multicast_port = 7650;            ///< UDP port of the group
+    std::string interface;                          ///< interface name or IPv4 address for multicast; empty = default route
+    int ttl = 1;                                    ///< multicast TTL (1 = this subnet only)
+    bool multicast = true;                          ///< false = only the explicit core address is used
+    std::string core;                               ///< "host", "host:port" or "tcp://host:port" (port 7651 if omitted); empty = none
+    std::chrono::milliseconds find_timeout{1500};   ///< multicast silence after which `core` is tried (and a node warns)
+};
+
+/// "host" / "host:port" / "tcp://host:port" -> "tcp://host:port" (port 7651,
+/// the host door, if omitted); empty string if malformed.
+std::string normalize_core_address(const std::string& text);
+
+/// Where a host door's `redirect` sends us: the core's endpoint with a wildcard
+/// host replaced by the door's host. `loopback_only` when that core listens on
+/// loopback but the door was reached from elsewhere (unreachable from here).
+struct RedirectTarget {
+    std::string endpoint;
+    bool loopback_only = false;
+};
+std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint);
 
 /// A core that answered (or announced itself) for our key.
 struct CoreAnswer {
@@ -31,7 +60,7 @@ public:
     using Clock = std::chrono::steady_clock;
 
     /// Opens the sockets (failures are recorded for describe(), not thrown).
-    explicit CoreFinder(const DiscoveryOptions& options);
+    explicit CoreFinder(const FinderOptions& options);
 
     /// Sends a multicast query if one is due. Returns when the next one is due.
     Clock::time_point tick(Clock::time_point now);
@@ -57,11 +86,11 @@ public:
 private:
     void send_query();
 
-    DiscoveryOptions options_;
+    FinderOptions options_;
     std::string explicit_;
     std::string host_;
-    net::Fd sender_;
-    net::Fd listener_;
+    Fd sender_;
+    Fd listener_;
     sockaddr_in group_{};
     bool group_ok_ = false;
     std::string setup_error_;
@@ -78,4 +107,4 @@ private:
     Clock::time_point last_malformed_log_{};
 };
 
-}  // namespace gecko::detail
+}  // namespace gecko::net
