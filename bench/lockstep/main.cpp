@@ -23,8 +23,8 @@
 // Every receive has a timeout; a stall ends the run with exit code 2.
 // GECKO_BENCH_DEBUG=1 turns Gecko's log on (debug level).
 #include "common.hpp"
-#include "gateway.hpp"
-#include "translate.hpp"
+#include "gecko/click_gateway/gateway.hpp"
+#include "gecko/click_gateway/translate.hpp"
 
 #include "click.pb.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "gateway.hpp"
+#include "gecko/click_gateway/gateway.hpp"
 
 #include "gecko/net/zmq_socket.hpp"
 
-#include "translate.hpp"
+#include "gecko/click_gateway/translate.hpp"
 
 #include <gecko/error.hpp>
 

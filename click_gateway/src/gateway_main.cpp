@@ -3,7 +3,7 @@
 // REQ/REP) drive a Gecko lockstep simulation such as gecko-sim. Parses
 // arguments, builds a Node and a Gateway (gateway.hpp), serves until SIGINT or
 // SIGTERM. Exit codes: 0 stopped by a signal, 1 runtime failure, 2 usage error.
-#include "gateway.hpp"
+#include "gecko/click_gateway/gateway.hpp"
 
 #include <gecko/error.hpp>
 #include <gecko/node.hpp>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rep_loop.hpp"
+#include "gecko/click_gateway/rep_loop.hpp"
 
-#include "translate.hpp"
+#include "gecko/click_gateway/translate.hpp"
+#include "gecko/net/zmq_socket.hpp"
 
 #include <cerrno>
 #include <exception>
@@ -75,8 +76,7 @@ RepLoopStats serve_click_rep(zmq::socket_ref rep, const std::function<std::strin
 RepLoopStats serve_click_rep(zmq::context_t& context, const std::string& endpoint,
                              const std::function<std::string(std::string_view)>& handler,
                              const std::function<bool()>& keep_running, const RepLoopOptions& options) {
-    zmq::socket_t rep(context, zmq::socket_type::rep);
-    rep.set(zmq::sockopt::linger, 0);
+    zmq::socket_t rep = net::make_socket(context, zmq::socket_type::rep);
     rep.bind(endpoint);
     return serve_click_rep(rep, handler, keep_running, options);
 }

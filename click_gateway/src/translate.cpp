@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "translate.hpp"
+#include "gecko/click_gateway/translate.hpp"
 
 #include "click.pb.h"
 

@@ -3,6 +3,7 @@
 
 #include "gecko/wire/discovery.hpp"
 #include "router_io.hpp"
+#include "gecko/net/zmq_socket.hpp"
 
 #include <signal.h>
 
@@ -55,9 +56,9 @@ HostDoor::Clock::time_point HostDoor::tick(Clock::time_point now) {
 }
 
 void HostDoor::try_take(Clock::time_point now) {
-    zmq::socket_t socket(context_, zmq::socket_type::router);
-    socket.set(zmq::sockopt::linger, 0);
-    socket.set(zmq::sockopt::maxmsgsize, discovery::max_zmq_message);
+    net::SocketOptions so;
+    so.max_message_size = discovery::max_zmq_message;
+    zmq::socket_t socket = net::make_socket(context_, zmq::socket_type::router, so);
     try {
         socket.bind("tcp://0.0.0.0:" + std::to_string(options_.port));
     } catch (const zmq::error_t&) {
@@ -73,11 +74,11 @@ void HostDoor::try_take(Clock::time_point now) {
 
 void HostDoor::register_self() {
     if (!link_) {
-        link_.emplace(context_, zmq::socket_type::dealer);
-        link_->set(zmq::sockopt::linger, 0);
-        link_->set(zmq::sockopt::immediate, 1);  // no queue while no door: the next tick sends afresh
-        link_->set(zmq::sockopt::sndhwm, 4);
-        link_->set(zmq::sockopt::maxmsgsize, discovery::max_zmq_message);
+        net::SocketOptions so;
+        so.immediate = true;  // no queue while no door: the next tick sends afresh
+        so.send_queue = 4;
+        so.max_message_size = discovery::max_zmq_message;
+        link_.emplace(net::make_socket(context_, zmq::socket_type::dealer, so));
         link_->connect("tcp://127.0.0.1:" + std::to_string(options_.port));
     }
     discovery::Writer w("core", 6);

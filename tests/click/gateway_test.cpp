@@ -4,7 +4,7 @@
 // classes) drives a Gecko lockstep simulation through the gateway. In one
 // process (Gateway + SimulationServer wired by inproc endpoints), and as real
 // programs (geckocore, gecko-sim, gecko-click-gateway) on loopback.
-#include "gateway.hpp"
+#include "gecko/click_gateway/gateway.hpp"
 
 #include "click.pb.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // click_gateway/src/rep_loop.hpp: exactly one reply per request, over real sockets.
-#include "rep_loop.hpp"
-#include "translate.hpp"
+#include "gecko/click_gateway/rep_loop.hpp"
+#include "gecko/click_gateway/translate.hpp"
 
 #include "click.pb.h"
 

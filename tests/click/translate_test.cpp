@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // click_gateway/src/translate.hpp: Click protobuf bytes <-> gecko::msgs::click.
-#include "translate.hpp"
+#include "gecko/click_gateway/translate.hpp"
 
 #include <gecko/click/lockstep_msgs.hpp>
 

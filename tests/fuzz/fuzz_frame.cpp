@@ -1,11 +1,18 @@
-// libFuzzer target for the receive path: frame header parsing, zlib inflation
-// and msgpack decoding into every message family. Whatever the bytes, the
-// decoder must return an error or a value: never crash, hang or over-allocate.
-#include <gecko/codec.hpp>
-#include <gecko/frame.hpp>
+// libFuzzer target for everything a node or geckocore parses from the
+// network: the data frame header (v2), zlib inflation, the message payload
+// into every message family, control frames, subscriber announcements and
+// discovery messages. Whatever the bytes, each decoder must return an error
+// or a value: never crash, hang or over-allocate.
+#include <gecko/message.hpp>
 #include <gecko/msgs/all.hpp>
+#include <gecko/wire/announcement.hpp>
+#include <gecko/wire/control.hpp>
+#include <gecko/wire/discovery.hpp>
+#include <gecko/wire/frame.hpp>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -14,7 +21,7 @@ template <class T>
 void try_decode(const std::uint8_t* data, std::size_t size) {
     T out{};
     try {
-        gecko::codec::decode(data, size, out);
+        gecko::wire::decode(data, size, out);
     } catch (const gecko::Error&) {
         // Expected for most inputs: reported as a decode error.
     }
@@ -23,19 +30,21 @@ void try_decode(const std::uint8_t* data, std::size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    gecko::FrameView view;
-    const auto error = gecko::parse_frame(data, size, 1 << 20, view);
+    namespace wire = gecko::wire;
+    wire::FrameView view;
+    const auto error = wire::parse_frame(data, size, 1 << 20, view);
     const std::uint8_t* payload = data;
     std::size_t payload_size = size;
     std::vector<std::uint8_t> inflated;
-    if (error == gecko::FrameError::none) {
+    if (error == wire::FrameError::none) {
         payload = view.body;
         payload_size = view.body_size;
         if (view.header.compressed()) {
-            if (gecko::inflate_body(view, inflated) != gecko::FrameError::none) return 0;
+            if (wire::inflate_body(view, inflated) != wire::FrameError::none) return 0;
             payload = inflated.data();
             payload_size = inflated.size();
         }
+        if (view.header.flags & wire::frame_flags::control) (void)wire::parse_control(payload, payload_size);
     }
     // Frames that fail the header check still exercise the payload decoders.
     try_decode<gecko::msgs::Imu>(payload, payload_size);
@@ -46,5 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try_decode<gecko::msgs::Twist>(payload, payload_size);
     try_decode<gecko::msgs::String>(payload, payload_size);
     try_decode<gecko::msgs::Bytes>(payload, payload_size);
+    (void)wire::parse_control(data, size);
+    (void)wire::parse_announcement(std::string_view(reinterpret_cast<const char*>(data), size));
+    std::string why;
+    (void)gecko::discovery::Message::parse(reinterpret_cast<const char*>(data), size, &why);
     return 0;
 }

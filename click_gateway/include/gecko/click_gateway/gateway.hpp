@@ -26,7 +26,7 @@
 /// One Controller serves every client of the socket, one request at a time:
 /// Click clients take turns, as they do with a Click server.
 
-#include "rep_loop.hpp"
+#include "gecko/click_gateway/rep_loop.hpp"
 
 #include <gecko/click/controller.hpp>
 #include <gecko/node.hpp>

@@ -1,0 +1,2 @@
+// A border crossing, for the checker to find.
+#include "node/session.hpp"

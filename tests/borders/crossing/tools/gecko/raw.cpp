@@ -1,0 +1,2 @@
+#include <zmq.hpp>
+void f(zmq::context_t& c) { zmq::socket_t s(c, zmq::socket_type::pub); }
