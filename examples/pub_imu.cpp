@@ -5,18 +5,14 @@
 #include <gecko/msgs/sensors.hpp>
 
 #include <cmath>
-#include <cstdlib>
-#include <string>
 
 int main(int argc, char** argv) {
-    gecko::install_signal_handlers();
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "imu_driver",
-        "publishes a simulated IMU reading at 100 Hz on topic \"imu\" (--count N: stop after N)"));
-    auto imu = node.publisher<gecko::msgs::Imu>("imu");
-
+    gecko::OptionParser args("pub_imu", "publishes a simulated IMU reading at 100 Hz on topic \"imu\"");
     long count = -1;  // forever
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--count") count = std::atol(argv[i + 1]);
+    args.integer("--count", count, 1, 1000000000, "N", "stop after N readings");
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, args, "imu_driver"));
+    gecko::install_signal_handlers();
+    auto imu = node.publisher<gecko::msgs::Imu>("imu");
 
     gecko::Rate rate(100.0);  // Hz
     for (long n = 0; gecko::ok() && n != count; ++n) {

@@ -6,18 +6,14 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <string>
 
 int main(int argc, char** argv) {
-    gecko::install_signal_handlers();
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "imu_monitor",
-        "prints the IMU readings published on \"imu\" (--count N: stop after N)"));
-    auto imu = node.subscriber<gecko::msgs::Imu>("imu");
-
+    gecko::OptionParser args("sub_imu", "prints the IMU readings published on topic \"imu\"");
     long count = -1;  // forever
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--count") count = std::atol(argv[i + 1]);
+    args.integer("--count", count, 1, 1000000000, "N", "stop after N readings");
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, args, "imu_monitor"));
+    gecko::install_signal_handlers();
+    auto imu = node.subscriber<gecko::msgs::Imu>("imu");
 
     for (long n = 0; gecko::ok() && n != count;) {
         gecko::MessageInfo info;

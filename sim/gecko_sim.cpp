@@ -13,7 +13,6 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -43,45 +42,23 @@ struct Args {
     bool exit_on_error = false;
 };
 
-// A command line gecko-sim cannot act on: main() prints it and exits 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// `text` as an integer in [min, max], or a UsageError naming `flag`.
-long number(const std::string& flag, const std::string& text, long min, long max) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        throw UsageError(flag + " takes an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                         ", not '" + text + "'");
-    }
-    return v;
-}
-
-Args parse_args(int argc, char** argv) {
-    Args a;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw UsageError(arg + " needs a value");
-            return argv[++i];
-        };
-        if (arg == "--scene") a.scene_file = value();
-        else if (arg == "--robots") a.robots = split(value(), ',');
-        else if (arg == "--joints") a.joints = static_cast<unsigned>(number(arg, value(), 1, 64));
-        else if (arg == "--control-types") a.control_types = split(value(), ',');
-        else if (arg == "--watchdog-ms") a.watchdog_ms = number(arg, value(), 0, 3600 * 1000);
-        else if (arg == "--sim") a.sim = value();
-        else if (arg == "--exit-on-error") a.exit_on_error = true;
-        // The node's own flags, read by NodeOptions::from_args.
-        else if (arg == "--key" || arg == "--name" || arg == "--core" || arg == "--multicast" || arg == "--interface") value();
-        else if (arg == "--no-multicast" || arg == "--no-discovery") continue;
-        else throw UsageError("unknown option '" + arg + "'");
-    }
-    if (a.control_types.empty()) throw UsageError("--control-types needs at least one type");
-    return a;
+// The program's own options on the one parser; the node's are added by NodeOptions::from_args.
+void declare(gecko::OptionParser& p, Args& a) {
+    p.text("--scene", a.scene_file, "FILE", "the scene to simulate (default: the demo scene)");
+    p.custom("--robots", "NAME,NAME", "generate a scene of these robots, side by side", [&a](const std::string& v) {
+        a.robots = split(v, ',');
+        return a.robots.empty() ? std::string("no robot named") : std::string();
+    });
+    p.integer("--joints", a.joints, 1, 64, "N", "joints per generated robot (default 2)");
+    p.custom("--control-types", "TYPE,TYPE", "control types of the generated joints, cycled (angle, angular_velocity, torque)",
+             [&a](const std::string& v) {
+                 a.control_types = split(v, ',');
+                 return a.control_types.empty() ? std::string("needs at least one type") : std::string();
+             });
+    p.integer("--watchdog-ms", a.watchdog_ms, 0, 3600 * 1000, "MS", "stop when no request comes for this long (0: never)");
+    p.text("--sim", a.sim, "NAME", "the simulation's topic prefix (default: sim)",
+           [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
+    p.flag("--exit-on-error", a.exit_on_error, "exit when the controller reports an error");
 }
 
 // A scene of identical arms side by side (along y), each with `joints` joints
@@ -165,18 +142,14 @@ void print_status(const gecko::click::SimulationStatus& s, double sim_time) {
 
 }  // namespace
 
-constexpr const char* usage =
-    "usage: gecko-sim --key KEY [--scene FILE | --robots robot1,robot2 --joints N --control-types angle,torque]\n"
-    "                 [--watchdog-ms 1000] [--sim sim] [--exit-on-error] [--core HOST[:PORT]]\n"
-    "                 [--name NAME] [--multicast GROUP:PORT] [--interface ADDR] [--no-multicast]\n"
-    "Serves a deterministic arm simulation in Click lockstep on topics SIM/click/request and SIM/click/answer.\n";
-
 int main(int argc, char** argv) try {
-    for (int i = 1; i < argc; ++i)
-        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::cout << usage, 0;
+    Args args;
+    gecko::OptionParser parser("gecko-sim",
+                               "serves a deterministic arm simulation in Click lockstep on topics SIM/click/request "
+                               "and SIM/click/answer");
+    declare(parser, args);
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, parser, "gecko-sim"));
     gecko::install_signal_handlers();
-    const Args args = parse_args(argc, argv);
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-sim"));
     gecko::sim::ClickBackend backend(load_scene(args));
 
     gecko::click::SimulationServerOptions options;
@@ -216,9 +189,6 @@ int main(int argc, char** argv) try {
     print_status(server.status(), backend.simulation().time());
     std::cout << "gecko-sim: stopped" << std::endl;
     return 0;
-} catch (const UsageError& e) {
-    std::cerr << "gecko-sim: " << e.what() << "\n" << usage;
-    return 2;
 } catch (const std::exception& e) {
     std::cerr << "gecko-sim: " << e.what() << std::endl;
     return 1;

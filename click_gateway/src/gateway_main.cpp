@@ -7,92 +7,30 @@
 
 #include <gecko/error.hpp>
 #include <gecko/node.hpp>
+#include <gecko/options.hpp>
 #include <gecko/signals.hpp>
 
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
-namespace {
-
-const char* const usage =
-    "usage: gecko-click-gateway --key KEY [options]\n"
-    "\n"
-    "Serves Click's wire format (protobuf over a ZeroMQ REP socket) in front of the\n"
-    "Gecko lockstep simulation SIM under KEY (e.g. gecko-sim), so that existing Click\n"
-    "clients drive it unchanged. Every request gets exactly one reply; failures come\n"
-    "back as a Click ErrorMessage saying why.\n"
-    "\n"
-    "  --key KEY            the simulation's key (default: $GECKO_KEY; required)\n"
-    "  --bind ENDPOINT      where Click clients connect (default tcp://*:5555; e.g.\n"
-    "                       tcp://127.0.0.1:5555, tcp://127.0.0.1:* for a free port, ipc:///tmp/click)\n"
-    "  --sim SIM            the simulation's topic prefix (default sim: topics sim/click/request\n"
-    "                       and sim/click/answer)\n"
-    "  --core HOST[:PORT]   geckocore's address when multicast gets no answer (default: $GECKO_CORE)\n"
-    "  --no-multicast       find geckocore through --core only (also $GECKO_NO_MULTICAST=1)\n"
-    "  --name NAME          this node's name (default gecko-click-gateway)\n"
-    "  --timeout-ms N       longest wait for the simulation per request, in ms (default 5000);\n"
-    "                       past it the client gets an ErrorMessage\n"
-    "  --help               this text\n"
-    "\n"
-    "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 runtime failure, 2 usage error.\n";
-
-int usage_error(const std::string& message) {
-    std::fprintf(stderr, "gecko-click-gateway: %s\n%s", message.c_str(), usage);
-    return 2;
-}
-
-bool parse_ms(const std::string& text, long& out) {
-    if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return false;
-    out = std::stol(text);
-    return out >= 1;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-    gecko::NodeOptions node_options = gecko::NodeOptions::from_env();
-    // Not the default (/proc/self/comm): the kernel cuts it to 15 characters.
-    if (!std::getenv("GECKO_NODE")) node_options.name = "gecko-click-gateway";
     gecko::click::GatewayOptions options;
     long timeout_ms = 5000;
-
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto value = [&](std::string& out) {
-            if (i + 1 >= argc) return false;
-            out = argv[++i];
-            return true;
-        };
-        std::string v;
-        if (arg == "--help" || arg == "-h") {
-            std::fputs(usage, stdout);
-            return 0;
-        } else if (arg == "--key") {
-            if (!value(v) || v.empty()) return usage_error("--key needs a value");
-            node_options.key = v;
-        } else if (arg == "--bind") {
-            if (!value(v) || v.empty()) return usage_error("--bind needs an endpoint, e.g. tcp://*:5555");
-            options.bind = v;
-        } else if (arg == "--sim") {
-            if (!value(v) || v.empty()) return usage_error("--sim needs the simulation's topic prefix, e.g. sim");
-            options.simulation = v;
-        } else if (arg == "--core") {
-            if (!value(v) || v.empty()) return usage_error("--core needs HOST[:PORT]");
-            node_options.core = v;
-        } else if (arg == "--no-multicast") {
-            node_options.multicast_enabled = false;
-        } else if (arg == "--name") {
-            if (!value(v) || v.empty()) return usage_error("--name needs a value");
-            node_options.name = v;
-        } else if (arg == "--timeout-ms") {
-            if (!value(v) || !parse_ms(v, timeout_ms)) return usage_error("--timeout-ms needs milliseconds (1..999999999)");
-        } else {
-            return usage_error("unknown argument '" + arg + "'");
-        }
-    }
-    if (node_options.key.empty()) return usage_error("no key: pass --key KEY or set GECKO_KEY");
+    gecko::OptionParser args("gecko-click-gateway",
+                             "serves Click's wire format (protobuf over a ZeroMQ REP socket) in front of the Gecko "
+                             "lockstep simulation SIM under KEY (e.g. gecko-sim), so that existing Click clients drive "
+                             "it unchanged; every request gets exactly one reply, failures an ErrorMessage saying why. "
+                             "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 runtime failure, 2 usage error");
+    args.text("--bind", options.bind, "ENDPOINT",
+              "where Click clients connect (default tcp://*:5555; tcp://127.0.0.1:* picks a free port)",
+              [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
+    args.text("--sim", options.simulation, "SIM", "the simulation's topic prefix (default sim)",
+              [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
+    args.integer("--timeout-ms", timeout_ms, 1, 999999999, "MS",
+                 "longest wait for the simulation per request (default 5000); past it the client gets an ErrorMessage");
+    // Not the default name (/proc/self/comm): the kernel cuts it to 15 characters.
+    const gecko::NodeOptions node_options = gecko::NodeOptions::from_args(argc, argv, args, "gecko-click-gateway");
     options.controller.timeout = std::chrono::milliseconds(timeout_ms);
     options.controller.connect_timeout = std::chrono::milliseconds(timeout_ms);
 

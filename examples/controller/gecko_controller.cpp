@@ -72,41 +72,18 @@ std::vector<std::size_t> sensor_indices(const std::string& name, const gecko::ms
     return indices;
 }
 
-// A command line the controller cannot act on: main() prints it and exits 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-constexpr const char* usage =
-    "usage: gecko-controller --key KEY [--steps 1000] [--sim sim] [--core HOST[:PORT]]\n"
-    "Handshakes with a Click lockstep simulation, tracks a sine on every joint, uses the\n"
-    "gripper, resets once midway, and prints the step rate and the tracking error.\n";
-
 }  // namespace
 
 int main(int argc, char** argv) try {
-    for (int i = 1; i < argc; ++i) {
-        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::cout << usage, 0;
-    }
-    gecko::install_signal_handlers();
+    gecko::OptionParser args("gecko-controller",
+                             "handshakes with a Click lockstep simulation, tracks a sine on every joint, uses the "
+                             "gripper, resets once midway, and prints the step rate and the tracking error");
     long steps = 1000;
     std::string sim = "sim";
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        const bool node_flag = arg == "--key" || arg == "--name" || arg == "--core" || arg == "--multicast" ||
-                               arg == "--interface";  // read by from_args
-        if (arg == "--no-multicast" || arg == "--no-discovery") continue;
-        if (arg != "--steps" && arg != "--sim" && !node_flag) throw UsageError("unknown option '" + arg + "'");
-        if (i + 1 >= argc) throw UsageError(arg + " needs a value");
-        const std::string value = argv[++i];
-        if (arg == "--sim") sim = value;
-        if (arg != "--steps") continue;
-        char* end = nullptr;
-        steps = std::strtol(value.c_str(), &end, 10);
-        if (value.empty() || *end != '\0' || steps < 1 || steps > 1000000000)
-            throw UsageError("--steps takes a whole number of steps from 1 to 1000000000, not '" + value + "'");
-    }
-    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, "gecko-controller"));
+    args.integer("--steps", steps, 1, 1000000000, "N", "steps to run (default 1000)");
+    args.text("--sim", sim, "NAME", "the simulation's topic prefix (default: sim)");
+    gecko::Node node(gecko::NodeOptions::from_args(argc, argv, args, "gecko-controller"));
+    gecko::install_signal_handlers();
 
     // 1. Handshake: what can be controlled, in which order, with which types.
     gecko::click::Controller controller(node, sim);
@@ -198,9 +175,6 @@ int main(int argc, char** argv) try {
         std::cout << ' ' << to_string(type) << ' ' << std::sqrt(sum_n.first / std::max(sum_n.second, 1L)) << " rad";
     std::cout << std::endl;
     return done == steps ? 0 : 1;
-} catch (const UsageError& e) {
-    std::cerr << "gecko-controller: " << e.what() << "\n" << usage;
-    return 2;
 } catch (const std::exception& e) {
     std::cerr << "gecko-controller: " << e.what() << std::endl;
     return 1;

@@ -23,22 +23,23 @@ struct Args {
     long count = 10, timeout_ms = 10000, wait_subs = 0;
     double rate = 1000;
     std::vector<std::string> endpoints;
+    std::vector<std::string> positional;  // the role
 };
 
-Args parse(int argc, char** argv) {
-    Args a;
-    if (argc > 1) a.role = argv[1];
-    for (int i = 2; i + 1 < argc; ++i) {
-        const std::string k = argv[i];
-        if (k == "--topic") a.topic = argv[++i];
-        else if (k == "--type") a.type = argv[++i];
-        else if (k == "--count") a.count = std::atol(argv[++i]);
-        else if (k == "--rate") a.rate = std::atof(argv[++i]);
-        else if (k == "--timeout-ms") a.timeout_ms = std::atol(argv[++i]);
-        else if (k == "--wait-subs") a.wait_subs = std::atol(argv[++i]);
-        else if (k == "--endpoint") a.endpoints.push_back(argv[++i]);
-    }
-    return a;
+void declare(gecko::OptionParser& p, Args& a) {
+    p.positionals(a.positional, "pub|sub");
+    p.text("--topic", a.topic, "T", "the topic");
+    p.text("--type", a.type, "int|string", "the message type",
+           [](const std::string& v) { return v == "int" || v == "string" ? "" : "int or string"; });
+    p.integer("--count", a.count, 0, 1000000000, "N", "messages to send or receive");
+    p.number("--rate", a.rate, 0.001, 1e7, "HZ", "publish rate");
+    p.integer("--timeout-ms", a.timeout_ms, 0, 3600000, "MS", "how long a subscriber waits");
+    p.integer("--wait-subs", a.wait_subs, 0, 1000, "N", "subscribers to wait for before publishing");
+    p.custom("--endpoint", "E", "what a publisher binds, what a subscriber connects to (repeatable)",
+             [&a](const std::string& v) {
+                 a.endpoints.push_back(v);
+                 return std::string();
+             });
 }
 
 template <class T>
@@ -107,12 +108,16 @@ int subscribe(gecko::Node& node, const Args& a) {
 
 int main(int argc, char** argv) {
     gecko::install_signal_handlers();
-    const Args a = parse(argc, argv);
-    if (a.role != "pub" && a.role != "sub") {
+    Args a;
+    gecko::OptionParser parser("gecko_test_node", "a publisher or subscriber process for the integration tests");
+    declare(parser, a);
+    const std::string role = argc > 1 ? argv[1] : "";
+    auto options = gecko::NodeOptions::from_args(argc, argv, parser, "test_" + role);
+    a.role = a.positional.empty() ? "" : a.positional.front();
+    if (a.positional.size() != 1 || (a.role != "pub" && a.role != "sub")) {
         std::fprintf(stderr, "usage: gecko_test_node pub|sub --topic T ...\n");
         return 2;
     }
-    auto options = gecko::NodeOptions::from_args(argc, argv, "test_" + a.role);
     // --endpoint: what a publisher binds, what a subscriber connects to.
     (a.role == "pub" ? options.listen : options.peers) = a.endpoints;
     gecko::Node node(options);

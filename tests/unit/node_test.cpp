@@ -63,10 +63,14 @@ TEST_CASE("NodeOptions::from_env reads every GECKO_ variable", "[node]") {
     CHECK(o.ipc_directory == "/run/gecko");
 }
 
-TEST_CASE("NodeOptions::from_args puts flags over the environment and leaves the program's own", "[node]") {
+TEST_CASE("NodeOptions::from_args puts flags over the environment, beside the program's own options", "[node]") {
     ScopedEnv env{{"GECKO_KEY", "from-env"}, {"GECKO_NODE", nullptr}, {"GECKO_NO_MULTICAST", nullptr}};
     const char* argv[] = {"prog", "--count", "5", "--key", "dalek", "--core", "10.0.0.2", "--no-multicast"};
-    const auto o = gecko::NodeOptions::from_args(8, argv, "default-name");
+    gecko::OptionParser args("prog", "a test program");
+    long count = 0;
+    args.integer("--count", count, 1, 10, "N", "how many");
+    const auto o = gecko::NodeOptions::from_args(8, argv, args, "default-name");
+    CHECK(count == 5);
     CHECK(o.key == "dalek");
     CHECK(o.name == "default-name");  // neither GECKO_NODE nor --name
     CHECK(o.core == "10.0.0.2");

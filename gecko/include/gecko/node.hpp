@@ -93,17 +93,25 @@ struct NodeOptions {
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 
-    /// from_env(), then command-line flags on top: `--key K`, `--name N`,
-    /// `--core HOST[:PORT]`, `--multicast GROUP:PORT`, `--interface ADDR`,
-    /// `--no-multicast`, `--no-discovery`. Other arguments are left for the
-    /// program. `default_name` is used when neither GECKO_NODE nor --name is given.
+    /// from_env(), then the command line on top: the node's flags (`--key K`,
+    /// `-k K`, `--name N`, `--core HOST[:PORT]`, `--multicast GROUP:PORT`,
+    /// `--interface ADDR`, `--no-multicast`, `--no-discovery`, `--peer LOCATOR`)
+    /// and the program's own, declared on `parser` beforehand (gecko/options.hpp):
     ///
-    /// `--help` or `-h` prints `description` (the program's one-line summary,
-    /// with its own flags if it has any; skipped when empty) and these flags on
-    /// stdout, then **exits the process with status 0**, as a command-line parser
-    /// does. A malformed value, or no key at all (neither --key nor GECKO_KEY),
-    /// is said on stderr and **exits with status 2** (a usage error).
-    /// Programs with flags of their own use gecko::OptionParser (options.hpp).
+    ///     gecko::OptionParser args("sub_imu", "prints the IMU readings of topic \"imu\"");
+    ///     long count = -1;
+    ///     args.integer("--count", count, 1, 1000000000, "N", "stop after N readings");
+    ///     gecko::Node node(gecko::NodeOptions::from_args(argc, argv, args, "imu_monitor"));
+    ///
+    /// `default_name` is used when neither GECKO_NODE nor --name is given.
+    /// `--help` or `-h` prints the summary and every option on stdout, then
+    /// **exits the process with status 0**, as a command-line parser does. An
+    /// unknown option, a malformed value, or no key at all (neither --key nor
+    /// GECKO_KEY) is said on stderr and **exits with status 2** (a usage error).
+    static NodeOptions from_args(int argc, const char* const* argv, OptionParser& parser,
+                                 const std::string& default_name = "");
+    /// The same for a program without options of its own; `description` is
+    /// its one-line summary for --help.
     static NodeOptions from_args(int argc, const char* const* argv, const std::string& default_name = "",
                                  const std::string& description = "");
 };

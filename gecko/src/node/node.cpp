@@ -128,44 +128,34 @@ NodeOptions& node_options(OptionParser& parser, NodeOptions& o) {
     return o;
 }
 
-NodeOptions NodeOptions::from_args(int argc, const char* const* argv, const std::string& default_name,
-                                   const std::string& description) {
-    const std::string program = argc > 0 && argv[0] ? std::string(argv[0]).substr(std::string(argv[0]).rfind('/') + 1)
-                                                    : program_name();
+NodeOptions NodeOptions::from_args(int argc, const char* const* argv, OptionParser& parser,
+                                   const std::string& default_name) {
     NodeOptions o;
     try {
         o = from_env();
     } catch (const Error& e) {
-        const std::string text = program + ": " + e.what() + "\n";
+        const std::string text = parser.program() + ": " + e.what() + "\n";
         [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text.data(), text.size());
         std::exit(2);
     }
     if (!default_name.empty() && env("GECKO_NODE").empty()) o.name = default_name;
-    OptionParser parser(program, description);
     node_options(parser, o);
-    // Programs that take more arguments than these read them themselves (the
-    // option parser of their own); here they are left alone.
-    std::vector<const char*> mine{argv[0]};
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const std::string name = a.substr(0, a.find('='));
-        const bool known = name == "--key" || name == "-k" || name == "--name" || name == "--core" ||
-                           name == "--multicast" || name == "--interface" || name == "--peer";
-        if (a == "--help" || a == "-h" || a == "--no-multicast" || a == "--no-discovery") {
-            mine.push_back(argv[i]);
-        } else if (known) {
-            mine.push_back(argv[i]);
-            if (a.find('=') == std::string::npos && i + 1 < argc) mine.push_back(argv[++i]);
-        }
-    }
-    parser.parse_or_exit(static_cast<int>(mine.size()), mine.data());
+    parser.parse_or_exit(argc, argv);
     if (o.key.empty()) {
         // A usage error, reported as a command-line parser does (not an uncaught exception).
-        const std::string text = program + ": no key: give --key KEY or set GECKO_KEY (--help lists the options)\n";
+        const std::string text = parser.program() + ": no key: give --key KEY or set GECKO_KEY (--help lists the options)\n";
         [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text.data(), text.size());
         std::exit(2);
     }
     return o;
+}
+
+NodeOptions NodeOptions::from_args(int argc, const char* const* argv, const std::string& default_name,
+                                   const std::string& description) {
+    const std::string program = argc > 0 && argv[0] ? std::string(argv[0]).substr(std::string(argv[0]).rfind('/') + 1)
+                                                    : program_name();
+    OptionParser parser(program, description);
+    return from_args(argc, argv, parser, default_name);
 }
 
 Node::Node(std::string key, std::string name) : Node([&] {
