@@ -20,7 +20,7 @@ run() {
 # Fails unless FILE has exactly N lines matching the extended regex.
 expect_lines() {
     local file=$1 n=$2 regex=$3 got
-    got=$(grep -cE "$regex" "$logs/$file" || true)
+    got=$(grep -cE -e "$regex" "$logs/$file" || true)
     if [[ $got != "$n" ]]; then
         echo "FAIL: expected $n lines of $file to match /$regex/, got $got:"; cat "$logs/$file"; exit 1
     fi
@@ -65,3 +65,24 @@ set -e
 [[ $status == 2 ]] || { echo "FAIL: sub_imu without a key exited $status, not 2"; cat "$logs/nokey.err"; exit 1; }
 expect_lines nokey.err 1 'no key: give --key KEY or set GECKO_KEY'
 echo "ok: --help exits 0, no key exits 2 with a clear message"
+
+# Every program reads its options through the one parser: a malformed value
+# is a usage error (exit 2) that names the option, never a silent default.
+usage_error() {
+    local name=$1 regex=$2; shift 2
+    local status=0
+    timeout 20 "$@" >"$logs/$name.out" 2>"$logs/$name.err" || status=$?
+    [[ $status == 2 ]] || { echo "FAIL: '$*' exited $status, not 2 (a usage error)"; cat "$logs/$name.err"; exit 1; }
+    expect_lines "$name.err" 1 "$regex"
+}
+bad_group=(--key "$key" --multicast 239.1.2.3:70000)
+for program in pub_imu sub_imu add_server add_client pub_lidar_compressed gecko-controller gecko-sim gecko-click-gateway; do
+    [[ -x "$bin/$program" ]] || continue  # built only with the examples / the gateway
+    usage_error "multicast_$program" "--multicast" "$bin/$program" "${bad_group[@]}"
+done
+usage_error multicast_geckocore '--multicast' "$bin/geckocore" "${bad_group[@]}"
+usage_error multicast_gecko '--multicast' "$bin/gecko" list "${bad_group[@]}"
+usage_error count_sub_imu '--count' "$bin/sub_imu" --key "$key" --count abc
+usage_error unknown_pub_imu "unknown option '--bogus'" "$bin/pub_imu" --key "$key" --bogus
+echo "ok: --multicast 239.1.2.3:70000, --count abc and unknown options are usage errors in every program"
+

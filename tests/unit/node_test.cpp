@@ -5,7 +5,14 @@
 
 #include <gecko/gecko.hpp>
 
+#include <gecko/msgs/std.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -104,4 +111,60 @@ TEST_CASE("the log threshold filters lines below it", "[node][log]") {
     CHECK(log.count("probe: loud line") == 1);
     CHECK(gecko::parse_log_level("debug") == gecko::LogLevel::debug);
     CHECK_FALSE(gecko::parse_log_level("nonsense").has_value());  // GECKO_LOG=nonsense: said once on stderr, info used
+}
+
+namespace {
+
+// Blocks in receive() (one thread) and spin() (another) on two nodes, then
+// runs `shut` and returns how long the slower of the two took to return.
+template <class Shut>
+std::chrono::milliseconds shutdown_latency(Shut shut) {
+    auto a = test::make_node("waits-in-receive");
+    auto b = test::make_node("waits-in-spin");
+    auto sub = a.subscriber<gecko::msgs::Int64>("never");
+    auto cb = b.subscriber<gecko::msgs::Int64>("never", [](const gecko::msgs::Int64&) {});
+    std::atomic<int> returned{0};
+    std::chrono::steady_clock::time_point shut_at, last_return;
+    std::mutex m;
+    auto done = [&] {
+        std::lock_guard<std::mutex> lock(m);
+        last_return = std::chrono::steady_clock::now();
+        ++returned;
+    };
+    std::thread receiver([&] {
+        (void)sub.receive(10s);
+        done();
+    });
+    std::thread spinner([&] {
+        b.spin();
+        done();
+    });
+    // Let both block (if they had not yet, they return at once anyway: the
+    // measured latency can only come out smaller, never hide a missed wake-up).
+    std::this_thread::sleep_for(50ms);
+    shut_at = std::chrono::steady_clock::now();
+    shut();
+    receiver.join();
+    spinner.join();
+    gecko::reset_shutdown();
+    REQUIRE(returned == 2);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(last_return - shut_at);
+}
+
+}  // namespace
+
+TEST_CASE("request_shutdown() wakes a blocked receive() and spin() at once", "[node][shutdown]") {
+    const auto latency = shutdown_latency([] { gecko::request_shutdown(); });
+    INFO("returned " << latency.count() << " ms after request_shutdown()");
+    CHECK(latency < 20ms);
+}
+
+TEST_CASE("SIGINT wakes a blocked receive() and spin() at once, whichever thread it lands on", "[node][shutdown]") {
+    struct sigaction old_int {};
+    sigaction(SIGINT, nullptr, &old_int);
+    gecko::install_signal_handlers();
+    const auto latency = shutdown_latency([] { ::kill(::getpid(), SIGINT); });
+    sigaction(SIGINT, &old_int, nullptr);  // the test runner's own handling, back
+    INFO("returned " << latency.count() << " ms after SIGINT");
+    CHECK(latency < 20ms);
 }

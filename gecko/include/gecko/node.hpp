@@ -233,10 +233,10 @@ public:
     /// subscribers, servers and clients, as the core knows them.
     /// @throws gecko::Error (Errc::discovery) if no core answers within `timeout`.
     Graph graph(std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
-    /// Calls `callback` (on the node's reactor thread: keep it short, do not
-    /// block in it) when a topic or service of the key appears or goes, and
-    /// once for each that exists when it is registered. Destroy the returned
-    /// handle to stop.
+    /// Calls `callback` when a topic or service of the key appears or goes,
+    /// and once for each that exists when it is registered. Like subscriber
+    /// callbacks, it runs on the thread that spins the node (spin(),
+    /// spin_once(), spin_in_background()). Destroy the returned handle to stop.
     [[nodiscard]] GraphWatch on_graph_change(std::function<void(const GraphEvent&)> callback);
 
     const std::string& key() const;

@@ -11,6 +11,7 @@
 #include "gecko/time.hpp"
 #include "node/notices.hpp"
 #include "node/reactor.hpp"
+#include "shutdown_fd.hpp"
 
 namespace gecko::detail {
 namespace {
@@ -156,10 +157,14 @@ void Inbound::disconnect(const std::string& locator) {
 
 // ---- draining ------------------------------------------------------------------------------------
 
-bool Inbound::drain() {
+bool Inbound::drain(bool fired) {
     bool any = false;
     std::int64_t now = 0;  // one clock read per drain: frames taken together share a receive time
     for (auto& port : ports_) {
+        // A port that found nothing last time and has not fired since is
+        // skipped: a take() that fails costs ZeroMQ a system call. (The
+        // reactor's epoll saw the fd fire: `fired`, the port cannot know.)
+        if (!fired && !port->ready_now()) continue;
         Frame frame;
         for (int budget = drain_budget; budget > 0 && port->take(frame); --budget) {
             if (now == 0) now = now_ns();
@@ -227,7 +232,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
 void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadline) {
     for (;;) {
         apply_pending();
-        if (drain()) delivered();
+        if (drain(false)) delivered();
         last_app_drain_ns_ = steady_now_ns();
         if (ready() || closed_.load() || !gecko::ok()) return;
         const auto now = Clock::now();
@@ -237,26 +242,29 @@ void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadlin
 }
 
 void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
+    bool woken = false;
     if (ports_.size() == 1) {
-        ports_[0]->wait(timeout, wake_fd_);
+        woken = (ports_[0]->wait(timeout, {wake_fd_, shutdown_fd()}) & 2u) != 0;
     } else {
+        for (auto& p : ports_)
+            if (p->ready_now()) return;
         // Every port was just drained (take() until false), so each event fd
         // fires again on the next arrival.
         std::vector<pollfd> fds;
         for (auto& p : ports_) fds.push_back(pollfd{p->event_fd(), POLLIN, 0});
         fds.push_back(pollfd{wake_fd_, POLLIN, 0});
+        fds.push_back(pollfd{shutdown_fd(), POLLIN, 0});
         const auto ms = static_cast<int>((timeout.count() + 999999) / 1000000);
-        ::poll(fds.data(), fds.size(), ms);
+        if (::poll(fds.data(), fds.size(), ms) > 0) woken = (fds[ports_.size()].revents & POLLIN) != 0;
     }
-    pollfd wake{wake_fd_, POLLIN, 0};
-    if (::poll(&wake, 1, 0) > 0) consume(wake_fd_);
+    if (woken) consume(wake_fd_);
 }
 
 void Inbound::drain_now() {
     std::unique_lock<std::mutex> io(io_, std::try_to_lock);
     if (!io.owns_lock()) return;  // the holder is draining
     apply_pending();
-    if (drain()) delivered();
+    if (drain(true)) delivered();
     last_app_drain_ns_ = steady_now_ns();
 }
 
@@ -293,7 +301,7 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
             apply_pending();
-            if (drain()) delivered();
+            if (drain(true)) delivered();
         }
     }
     set_reactor_watch(true);

@@ -82,7 +82,7 @@ private:
     using Op = std::function<void()>;
     void run(Op op);                         // on the io holder: now, or queued for it
     void apply_pending();                    // io_ held
-    bool drain();                            // io_ held; true if a frame reached a sink
+    bool drain(bool fired);                  // io_ held; true if a frame reached a sink; fired: an fd said so
     void route(Frame& frame, std::int64_t receive_ns);
     void lead(const std::function<bool()>& ready, Clock::time_point deadline);
     void wait_ports(std::chrono::nanoseconds timeout);

@@ -205,19 +205,24 @@ public:
         return true;
     }
 
-    bool wait(std::chrono::nanoseconds timeout, int wake_fd) override {
-        {
-            std::lock_guard<std::mutex> lock(queue_.mutex);
-            if (!queue_.frames.empty()) return true;
-        }
-        pollfd p[2] = {{queue_.fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    bool ready_now() override {
+        std::lock_guard<std::mutex> lock(queue_.mutex);
+        return !queue_.frames.empty();
+    }
+
+    unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) override {
+        if (ready_now()) return 1;
+        pollfd p[3] = {{queue_.fd, POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}};
         const int ms = timeout.count() <= 0 ? 0 : static_cast<int>((timeout.count() + 999999) / 1000000);
-        const int n = ::poll(p, wake_fd >= 0 ? 2 : 1, ms);
+        if (::poll(p, 3, ms) <= 0) return 0;
         if (p[0].revents & POLLIN) {
             std::uint64_t v;
             [[maybe_unused]] auto r = ::read(queue_.fd, &v, sizeof v);
         }
-        return n > 0;
+        unsigned fired = 0;
+        for (unsigned i = 0; i < 3; ++i)
+            if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
+        return fired;
     }
 
     int event_fd() const override { return queue_.fd; }

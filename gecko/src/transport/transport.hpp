@@ -14,6 +14,7 @@
 // Threads: ports are not thread-safe; the node session serialises each one
 // (one lock per OutPort; the inbound leader for InPorts).
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -92,9 +93,15 @@ public:
     virtual void unsubscribe(const Interest& interest) = 0;
     /// The next frame, if one is waiting; never blocks.
     virtual bool take(Frame& out) = 0;
-    /// Waits up to `timeout` until take() may succeed or `wake_fd` is readable.
-    /// Returns false on timeout (spurious true returns are allowed).
-    virtual bool wait(std::chrono::nanoseconds timeout, int wake_fd) = 0;
+    /// True if take() may succeed now (no waiting). After take() returned
+    /// false, and nothing else was done on the port since, this is false and
+    /// costs nothing: the receive path calls it instead of a take() that would fail.
+    virtual bool ready_now() = 0;
+    /// Waits up to `timeout` until take() may succeed or one of `also` (other
+    /// file descriptors: the node's wake-up, the process's shutdown; -1 for
+    /// none) is readable. Returns what fired: bit 0 the port, bit 1 also[0],
+    /// bit 2 also[1]; 0 on timeout (spurious port wake-ups are allowed).
+    virtual unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) = 0;
     /// A file descriptor that becomes readable when frames may be waiting
     /// (edge-triggered: after it fires, take() until it returns false).
     virtual int event_fd() const = 0;
