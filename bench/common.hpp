@@ -28,6 +28,7 @@ struct Options {
     bool latency = true;
     bool throughput = true;
     bool codec = true;
+    bool session = true;
     int reps = 3;             ///< repetitions per row in rotating order (samples are pooled)
     bool ipc = true;
     bool tcp = true;
@@ -140,5 +141,6 @@ inline void clobber() { asm volatile("" : : : "memory"); }
 void run_latency(const Options& options);
 void run_throughput(const Options& options);
 void run_codec(const Options& options);
+void run_session(const Options& options);
 
 }  // namespace bench

@@ -262,7 +262,12 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
 
 void Inbound::drain_now() {
     std::unique_lock<std::mutex> io(io_, std::try_to_lock);
-    if (!io.owns_lock()) return;  // the holder is draining
+    if (!io.owns_lock()) {
+        // An application leader drains whatever arrives; the reactor may be
+        // half-way through a backlog: let it finish, then look ourselves.
+        if (!reactor_draining_.load()) return;
+        io.lock();
+    }
     apply_pending();
     if (drain(true)) delivered();
     last_app_drain_ns_ = steady_now_ns();
@@ -300,8 +305,10 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
     {
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
+            reactor_draining_ = true;
             apply_pending();
             if (drain(true)) delivered();
+            reactor_draining_ = false;
         }
     }
     set_reactor_watch(true);

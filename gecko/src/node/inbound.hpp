@@ -62,9 +62,10 @@ public:
     /// Waits until `ready()` or `deadline`, or the node closes or shutdown is
     /// requested (ok() turns false). `ready` must be cheap and thread-safe.
     bool wait(const std::function<bool()>& ready, Clock::time_point deadline);
-    /// Moves what the links hold into the sinks now, if no other thread is
-    /// doing it (never blocks): a reader looks at the newest, not at what an
-    /// idle moment left in its queue.
+    /// Moves what the links hold into the sinks now: a reader looks at the
+    /// newest, not at what an idle moment left in its queue. If the reactor is
+    /// mid-drain, waits for it (a bounded drain); if an application thread
+    /// leads, returns at once (it drains everything that arrives).
     void drain_now();
     /// Wakes every waiting thread to re-check (shutdown, close).
     void wake_all();
@@ -112,6 +113,7 @@ private:
 
     std::atomic<bool> closed_{false};
     std::atomic<bool> app_leading_{false};
+    std::atomic<bool> reactor_draining_{false};       // set while the reactor holds io_
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};
