@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the golden vectors with an implementation written from the
+documents alone (docs/PROTOCOL.md, docs/DISCOVERY.md), not from the C++ code:
+FNV-1a hashes, channels, the 48-byte frame header, announcements, control
+frames, discovery messages and gecko.msgs payloads. It is also the smallest
+example of how another implementation uses tests/conformance/vectors.
+
+Usage: check_vectors.py [VECTORS_DIR]     (default: the vectors/ beside this file)
+Needs: python3-msgpack. Exit status 0 when every vector checks out.
+"""
+
+import json
+import os
+import struct
+import sys
+import zlib
+
+import msgpack
+
+# ---- the hashes (PROTOCOL.md section 1.3) ------------------------------------------------------------
+
+
+def fnv1a32(text):
+    h = 2166136261
+    for byte in text.encode():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def fnv1a64(text):
+    h = 14695981039346656037
+    for byte in text.encode():
+        h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def channel_of(key, name):
+    return fnv1a32(key) | (fnv1a32(name) << 32)
+
+
+def directed_name(entity_id):
+    return "#e:%016x" % entity_id
+
+
+def mix(x):  # DISCOVERY.md section 2.6: the entity digest
+    m = 0xFFFFFFFFFFFFFFFF
+    x = (x + 0x9E3779B97F4A7C15) & m
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m
+    return x ^ (x >> 31)
+
+
+def entity_digest(ids):
+    d = 0
+    for i in ids:
+        d ^= mix(i)
+    return d
+
+
+# ---- the frame header (PROTOCOL.md section 2) ---------------------------------------------------------
+
+HEADER = struct.Struct("<Q2sBBIQQqQ")  # channel, magic, version, flags, payload size, sequence, sender, time, type hash
+FLAGS = {0x01: "compressed", 0x02: "reply", 0x04: "error", 0x08: "request", 0x10: "control", 0x20: "latched"}
+
+
+def as_json(value):
+    """A decoded msgpack value in index.json's conventions (bin as {"bin": hex})."""
+    if isinstance(value, bytes):
+        return {"bin": value.hex()}
+    if isinstance(value, list):
+        return [as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_json(v) for k, v in value.items()}
+    return value
+
+
+def from_json(value):
+    """The inverse of as_json: what a Python program would pack."""
+    if isinstance(value, dict):
+        if list(value) == ["bin"]:
+            return bytes.fromhex(value["bin"])
+        return {k: from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json(v) for v in value]
+    return value
+
+
+def unpack_exactly(data):
+    """One msgpack value, no trailing bytes, str kept apart from bin."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=True)
+
+
+class Checker:
+    def __init__(self, directory):
+        self.directory = directory
+        self.failures = []
+        self.checks = 0
+
+    def expect(self, ok, what):
+        self.checks += 1
+        if not ok:
+            self.failures.append(what)
+
+    def read(self, entry):
+        with open(os.path.join(self.directory, entry["file"])) as f:
+            return bytes.fromhex("".join(f.read().split()))
+
+    def hashes(self, h):
+        for e in h["fnv1a32"]:
+            self.expect(fnv1a32(e["input"]) == e["value"], "fnv1a32(%r)" % e["input"])
+        for e in h["fnv1a64"]:
+            self.expect(fnv1a64(e["input"]) == e["value"], "fnv1a64(%r)" % e["input"])
+        for e in h["directed_names"]:
+            self.expect(directed_name(e["id"]) == e["name"], "directed name of %x" % e["id"])
+        for e in h["channels"]:
+            c = channel_of(e["key"], e["name"])
+            self.expect(c == e["value"], "channel of %r/%r" % (e["key"], e["name"]))
+            self.expect(struct.pack("<Q", c).hex() == e["bytes"], "channel bytes of %r" % e["name"])
+        for e in h["key_prefixes"]:
+            self.expect(struct.pack("<I", fnv1a32(e["key"])).hex() == e["bytes"], "key prefix of %r" % e["key"])
+        for e in h["type_hashes"]:
+            self.expect(fnv1a64(e["type_name"]) == e["value"], "type hash of %r" % e["type_name"])
+        for e in h["entity_digests"]:
+            self.expect(entity_digest(e["ids"]) == e["value"], "digest of %r" % e["ids"])
+
+    def frame(self, e, data):
+        h = e["header"]
+        channel, magic, version, flags, size, sequence, sender, time, type_hash = HEADER.unpack_from(data)
+        name = e["name"]
+        self.expect(magic == b"GK" and version == 2, name + ": magic and version")
+        self.expect(flags & ~0x3F == 0, name + ": only known flags")
+        self.expect([FLAGS[b] for b in sorted(FLAGS) if flags & b] == h["flag_names"], name + ": flags")
+        for field, value in (("channel", channel), ("flags", flags), ("payload_size", size), ("sequence", sequence),
+                             ("sender_id", sender), ("send_time_ns", time), ("type_hash", type_hash)):
+            self.expect(value == h[field], "%s: %s" % (name, field))
+        self.expect(channel == channel_of(h["channel_of"]["key"], h["channel_of"]["name"]), name + ": channel hash")
+        expected_type = 0 if h["type_name"] is None else fnv1a64(h["type_name"])
+        self.expect(type_hash == expected_type, name + ": type hash of the type name")
+        body = data[48:]
+        if flags & 0x01:
+            body = zlib.decompress(body)  # any zlib stream that inflates to exactly payload_size is valid
+        self.expect(len(body) == size, name + ": payload size")
+        payload = unpack_exactly(body)
+        self.expect(as_json(payload) == e["payload"]["msgpack"], name + ": payload")
+        if not flags & 0x01:
+            self.expect(msgpack.packb(from_json(e["payload"]["msgpack"]), use_bin_type=True) == body,
+                        name + ": a standard msgpack packer writes the same payload")
+        if flags & 0x10:
+            self.expect(payload["t"] in ("seq", "end") and payload["last"] == sequence, name + ": control frame")
+        if flags & 0x04:
+            self.expect(isinstance(payload, str) and flags & 0x02, name + ": an error reply is a str in a reply")
+
+    def announcement(self, e, data):
+        name = e["name"]
+        self.expect(data[8] == 0 and data[9] == 1, name + ": bytes 8 and 9")
+        self.expect(len(data) <= 1024, name + ": at most 1024 bytes")
+        (channel,) = struct.unpack_from("<Q", data)
+        self.expect(channel == e["channel"], name + ": channel")
+        m = unpack_exactly(data[10:])
+        self.expect(as_json(m) == e["map"], name + ": map")
+        self.expect(msgpack.packb(m, use_bin_type=True) == data[10:], name + ": a standard msgpack packer writes the same map")
+        if m.get("wildcard"):
+            self.expect(channel == fnv1a32("dalek"), name + ": a key-wide channel is the key's 4 bytes and 4 zero bytes")
+        elif m["kind"] == "subscriber":
+            self.expect(channel == channel_of("dalek", m["topic"]), name + ": a subscriber's channel is its topic's")
+        else:
+            self.expect(channel == channel_of("dalek", directed_name(m["id"])), name + ": a server or client's own channel")
+
+    def message(self, e, data):
+        name = e["name"]
+        m = unpack_exactly(data)
+        self.expect(as_json(m) == e["map"], name + ": map")
+        self.expect(msgpack.packb(m, use_bin_type=True) == data, name + ": a standard msgpack packer writes the same bytes")
+        if e["name"].startswith("discovery."):
+            self.expect(m["v"] == 2 and isinstance(m["t"], str), name + ": v and t")
+        else:
+            self.expect(fnv1a64(e["type_name"]) == e["type_hash"], name + ": type hash")
+
+    def run(self):
+        with open(os.path.join(self.directory, "index.json")) as f:
+            index = json.load(f)
+        self.hashes(index["hashes"])
+        for e in index["vectors"]:
+            data = self.read(e)
+            self.expect(len(data) == e["size"], e["name"] + ": size")
+            kind = e["name"].split(".")[0]
+            if kind == "frame":
+                self.frame(e, data)
+            elif kind == "announcement":
+                self.announcement(e, data)
+            else:
+                self.message(e, data)
+        return len(index["vectors"])
+
+
+def main():
+    directory = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "vectors")
+    checker = Checker(directory)
+    count = checker.run()
+    for failure in checker.failures:
+        print("FAILED:", failure)
+    print("%d vectors, %d checks, %d failed" % (count, checker.checks, len(checker.failures)))
+    return 1 if checker.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
