@@ -1,0 +1,740 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Message types and the msgpack codec, with the rules of C++ gecko/message.hpp.
+
+A message is a msgpack map from field name to value, in declaration order.
+Declare one with `define()`:
+
+    Status = define("my_robot.Status", [
+        ("stamp_ns", I64),
+        ("mode", Mode),                 # an Enum made with enum_type()
+        ("battery_cells", List(F64)),
+    ])
+    s = Status(stamp_ns=5, battery_cells=[3.7, 3.8])
+    data = encode(s)
+    back = decode(Status, data)
+
+Field types and their wire form (as C++ writes them):
+
+| field type                 | msgpack                               | Python value |
+| -------------------------- | ------------------------------------- | ------------ |
+| BOOL                       | true / false                          | bool |
+| I8..I64, U8..U64           | int, smallest form                    | int |
+| F32, F64                   | float32 / float64, always             | float |
+| STR                        | str                                   | str |
+| BYTES, ByteArray(N)        | bin                                   | bytes |
+| List(T), Array(T, N)       | array                                 | list |
+| Optional(T)                | nil when None, else the value         | T or None |
+| Map(T)                     | map with str keys (sorted on the wire)| dict |
+| a nested type (define())   | map                                   | instance |
+| an enum (enum_type())      | str: the value's wire name            | member |
+
+Decoding (decode()) follows C++ gecko::wire::decode:
+- keys are matched by name; unknown keys are skipped; absent fields get their default;
+- a float field accepts any int or float; an integer field only an int that fits
+  (a float there, even 2.0, is an error); str is not bin and bin is not str;
+  nil only where the field is Optional;
+- a message map's keys must be str, and a field may appear only once;
+- an enum accepts one of its names, or the number of one of its values;
+- an Array(T, N) needs exactly N elements;
+- arrays and maps nest at most MAX_DEPTH deep, unknown fields included;
+- nothing may follow the message.
+Every error is a gecko.DecodeError naming the type and the field path.
+"""
+
+import dataclasses
+import enum
+import functools
+import struct
+
+import msgpack
+
+from .errors import DecodeError
+
+MAX_DEPTH = 64
+
+_packer = msgpack.Packer(use_bin_type=True, unicode_errors="surrogateescape", autoreset=True)
+_pack = _packer.pack
+_F64 = struct.Struct(">Bd")
+_F32 = struct.Struct(">Bf")
+
+
+# ===========================================================================
+# Decoding msgpack into a tree, with the reader's structural rules
+# ===========================================================================
+
+class _OddMap(dict):
+    """A map with a duplicate key or a key that is not a str: fine to skip,
+    an error where a message or a str-keyed map is read."""
+    __slots__ = ("problem",)
+
+
+def _key_word(k):
+    return _type_word(k)
+
+
+def _pairs(pairs):
+    d = {}
+    problem = None
+    for k, v in pairs:
+        if k.__class__ is not str:
+            if problem is None:
+                problem = "has a map key of msgpack type %s, expected str keys" % _key_word(k)
+            try:
+                hash(k)
+            except TypeError:
+                k = ("$unhashable", id(k))
+        if k in d and problem is None:
+            problem = ("dup", k)
+        d[k] = v
+    if problem is None:
+        return d
+    m = _OddMap(d)
+    m.problem = problem
+    return m
+
+
+_CONTAINERS = (list, dict, _OddMap)
+
+
+def _type_word(v):
+    c = v.__class__
+    if v is None:
+        return "nil"
+    if c is bool:
+        return "bool"
+    if c is int:
+        return "int"
+    if c is float:
+        return "float"
+    if c is str:
+        return "str"
+    if c is bytes:
+        return "bin"
+    if c is list:
+        return "array"
+    if c is dict or c is _OddMap:
+        return "map"
+    return "ext"
+
+
+def unpack(data):
+    """Decodes exactly one msgpack value from `data` into Python objects (maps
+    as dicts, arrays as lists, bin as bytes, str as str), bounded: lengths by
+    the input, nesting by MAX_DEPTH. Raises DecodeError."""
+    data = bytes(data)
+    hooks = {}
+    if len(data) > MAX_DEPTH + 1:  # shorter input cannot nest deeper than MAX_DEPTH
+        depth = {}
+        get = depth.get
+
+        def list_hook(lst):
+            m = 0
+            for x in lst:
+                if x.__class__ in _CONTAINERS:
+                    d = get(id(x), 1)
+                    if d > m:
+                        m = d
+            if m >= MAX_DEPTH:
+                raise DecodeError("nests arrays and maps more than %d deep" % MAX_DEPTH)
+            depth[id(lst)] = m + 1
+            return lst
+
+        def pairs_hook(pairs):
+            m = 0
+            for k, v in pairs:
+                if v.__class__ in _CONTAINERS:
+                    d = get(id(v), 1)
+                    if d > m:
+                        m = d
+                if k.__class__ in _CONTAINERS:
+                    d = get(id(k), 1)
+                    if d > m:
+                        m = d
+            if m >= MAX_DEPTH:
+                raise DecodeError("nests arrays and maps more than %d deep" % MAX_DEPTH)
+            r = _pairs(pairs)
+            depth[id(r)] = m + 1
+            return r
+
+        hooks = {"list_hook": list_hook, "object_pairs_hook": pairs_hook}
+    else:
+        hooks = {"object_pairs_hook": _pairs}
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False, unicode_errors="surrogateescape",
+                               timestamp=0, **hooks)
+    except DecodeError:
+        raise
+    except msgpack.ExtraData as e:
+        n = len(e.extra)
+        raise DecodeError("is followed by %d byte%s of trailing data" % (n, "" if n == 1 else "s"))
+    except msgpack.StackError:
+        raise DecodeError("nests arrays and maps more than %d deep" % MAX_DEPTH)
+    except (ValueError, msgpack.FormatError) as e:
+        text = str(e)
+        if "incomplete" in text or not data:
+            raise DecodeError("is cut short: the input ends inside a value")
+        raise DecodeError("is not msgpack (%s)" % text)
+    except Exception as e:  # anything else msgpack may raise on hostile input
+        raise DecodeError("is not msgpack (%s: %s)" % (type(e).__name__, e))
+
+
+# ===========================================================================
+# Field types
+# ===========================================================================
+
+class FieldType:
+    """How one field travels: encode(value, out) appends bytes to the list
+    `out`; read(tree_value) returns the Python value or raises DecodeError."""
+    name = "?"
+
+    def default(self):
+        raise NotImplementedError
+
+    def encode(self, v, out):
+        raise NotImplementedError
+
+    def read(self, v):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return self.name
+
+
+def _fail_type(v, expected):
+    raise DecodeError("has msgpack type %s, expected %s" % (_type_word(v), expected))
+
+
+class _Bool(FieldType):
+    name = "bool"
+
+    def default(self):
+        return False
+
+    def encode(self, v, out):
+        out.append(b"\xc3" if v else b"\xc2")
+
+    def read(self, v):
+        if v.__class__ is not bool:
+            _fail_type(v, "a bool")
+        return v
+
+
+class _Int(FieldType):
+    def __init__(self, bits, signed):
+        self.name = ("int%d" if signed else "uint%d") % bits
+        self.lo = -(1 << (bits - 1)) if signed else 0
+        self.hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+
+    def default(self):
+        return 0
+
+    def encode(self, v, out):
+        if v.__class__ is not int:
+            if isinstance(v, bool) or not hasattr(v, "__index__"):
+                raise TypeError("%s field: %r is not an integer" % (self.name, v))
+            v = v.__index__()
+        if not self.lo <= v <= self.hi:
+            raise ValueError("%d is out of range for %s" % (v, self.name))
+        out.append(_pack(v))
+
+    def read(self, v):
+        if v.__class__ is not int:
+            _fail_type(v, "an integer")
+        if not self.lo <= v <= self.hi:
+            raise DecodeError("holds %d, out of range for %s" % (v, self.name))
+        return v
+
+
+class _Float(FieldType):
+    def __init__(self, single):
+        self.name = "float32" if single else "float64"
+        self.single = single
+
+    def default(self):
+        return 0.0
+
+    def encode(self, v, out):
+        out.append(_f32(v) if self.single else _F64.pack(0xCB, v))
+
+    def read(self, v):
+        c = v.__class__
+        if c is float:
+            return v
+        if c is int:
+            return float(v)
+        _fail_type(v, "a number")
+
+
+def _f32(v):
+    try:
+        return _F32.pack(0xCA, v)
+    except OverflowError:  # C++ rounds a double beyond float's range to infinity
+        return _F32.pack(0xCA, float("inf") if v > 0 else float("-inf"))
+
+
+class _Str(FieldType):
+    name = "str"
+
+    def default(self):
+        return ""
+
+    def encode(self, v, out):
+        if v.__class__ is not str:
+            raise TypeError("str field: %r is not a str" % (v,))
+        out.append(_pack(v))
+
+    def read(self, v):
+        if v.__class__ is not str:
+            _fail_type(v, "a str")
+        return v
+
+
+class _Bytes(FieldType):
+    name = "bytes"
+
+    def default(self):
+        return b""
+
+    def encode(self, v, out):
+        if v.__class__ is not bytes:
+            if isinstance(v, str):
+                raise TypeError("bytes field: a str is not bytes (encode it)")
+            v = bytes(v)
+        out.append(_pack(v))
+
+    def read(self, v):
+        if v.__class__ is not bytes:
+            _fail_type(v, "a bin")
+        return v
+
+
+BOOL = _Bool()
+I8, I16, I32, I64 = (_Int(b, True) for b in (8, 16, 32, 64))
+U8, U16, U32, U64 = (_Int(b, False) for b in (8, 16, 32, 64))
+F32 = _Float(True)
+F64 = _Float(False)
+STR = _Str()
+BYTES = _Bytes()
+
+
+def _array_header(n):
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 0x10000:
+        return struct.pack(">BH", 0xDC, n)
+    return struct.pack(">BI", 0xDD, n)
+
+
+def _map_header(n):
+    if n < 16:
+        return bytes((0x80 | n,))
+    if n < 0x10000:
+        return struct.pack(">BH", 0xDE, n)
+    return struct.pack(">BI", 0xDF, n)
+
+
+@functools.lru_cache(maxsize=256)
+def _float_run(n, single):
+    return struct.Struct(">" + ("Bf" if single else "Bd") * n)
+
+
+def _read_elements(elem, seq):
+    out = []
+    i = 0
+    try:
+        for i, x in enumerate(seq):
+            out.append(elem.read(x))
+    except DecodeError as e:
+        raise e.nest("[%d]" % i)
+    return out
+
+
+class List(FieldType):
+    """A variable-length array of `elem`."""
+
+    def __init__(self, elem):
+        self.elem = field_type(elem)
+        self.name = "list[%s]" % self.elem.name
+
+    def default(self):
+        return []
+
+    def encode(self, v, out):
+        n = len(v)
+        out.append(_array_header(n))
+        if not n:
+            return
+        elem = self.elem
+        if isinstance(elem, _Float):
+            tag = 0xCA if elem.single else 0xCB
+            args = []
+            for x in v:
+                args.append(tag)
+                args.append(x)
+            try:
+                out.append(_float_run(n, elem.single).pack(*args))
+                return
+            except (OverflowError, struct.error):
+                pass
+        for x in v:
+            elem.encode(x, out)
+
+    def read(self, v):
+        if v.__class__ is not list:
+            _fail_type(v, "an array")
+        elem = self.elem
+        if elem.__class__ is _Float:
+            for x in v:
+                if x.__class__ is not float:
+                    break
+            else:
+                return v
+        return _read_elements(elem, v)
+
+
+class Array(List):
+    """An array of exactly `size` elements (C++ std::array)."""
+
+    def __init__(self, elem, size):
+        super().__init__(elem)
+        self.size = size
+        self.name = "array[%s, %d]" % (self.elem.name, size)
+
+    def default(self):
+        return [self.elem.default() for _ in range(self.size)]
+
+    def encode(self, v, out):
+        if len(v) != self.size:
+            raise ValueError("%s field: %d elements given" % (self.name, len(v)))
+        super().encode(v, out)
+
+    def read(self, v):
+        if v.__class__ is list and len(v) != self.size:
+            raise DecodeError("is an array of %d elements, expected %d" % (len(v), self.size))
+        return super().read(v)
+
+
+class ByteArray(_Bytes):
+    """Exactly `size` bytes (C++ std::array<std::uint8_t, N>), a bin."""
+
+    def __init__(self, size):
+        self.size = size
+        self.name = "bytes[%d]" % size
+
+    def default(self):
+        return bytes(self.size)
+
+    def read(self, v):
+        v = super().read(v)
+        if len(v) != self.size:
+            raise DecodeError("is a bin of %d bytes, expected %d" % (len(v), self.size))
+        return v
+
+
+class Optional(FieldType):
+    """nil when None."""
+
+    def __init__(self, elem):
+        self.elem = field_type(elem)
+        self.name = "optional[%s]" % self.elem.name
+
+    def default(self):
+        return None
+
+    def encode(self, v, out):
+        if v is None:
+            out.append(b"\xc0")
+        else:
+            self.elem.encode(v, out)
+
+    def read(self, v):
+        return None if v is None else self.elem.read(v)
+
+
+def _sort_key(k):
+    return k.encode("utf-8", "surrogateescape")
+
+
+def _check_map(v):
+    if v.__class__ is _OddMap:
+        p = v.problem
+        if isinstance(p, tuple):
+            raise DecodeError("appears twice in the map").nest(_printable(p[1]))
+        raise DecodeError(p)
+
+
+def _printable(text):
+    s = "".join(c if " " <= c <= "~" else "?" for c in text[:64])
+    return s + ("..." if len(text) > 64 else "")
+
+
+class Map(FieldType):
+    """A map from str to `elem` (C++ std::map<std::string, T>): sorted on the wire."""
+
+    def __init__(self, elem):
+        self.elem = field_type(elem)
+        self.name = "map[str, %s]" % self.elem.name
+
+    def default(self):
+        return {}
+
+    def encode(self, v, out):
+        out.append(_map_header(len(v)))
+        for k in sorted(v, key=_sort_key):
+            if k.__class__ is not str:
+                raise TypeError("%s field: key %r is not a str" % (self.name, k))
+            out.append(_pack(k))
+            self.elem.encode(v[k], out)
+
+    def read(self, v):
+        if v.__class__ is not dict:
+            if v.__class__ is _OddMap:
+                _check_map(v)
+            _fail_type(v, "a map")
+        elem = self.elem
+        out = {}
+        for k, x in v.items():
+            try:
+                out[k] = elem.read(x)
+            except DecodeError as e:
+                raise e.nest(_printable(k))
+        return out
+
+
+class _MessageField(FieldType):
+    def __init__(self, cls):
+        self.cls = cls
+        self.name = cls.__gecko_type__ or cls.__name__
+
+    def default(self):
+        return self.cls()
+
+    def encode(self, v, out):
+        if not isinstance(v, self.cls):
+            if isinstance(v, dict):
+                v = from_dict(self.cls, v)
+            else:
+                raise TypeError("%s field: %r is not a %s" % (self.name, v, self.cls.__name__))
+        _encode_message(v, out)
+
+    def read(self, v):
+        return _read_message(self.cls, v)
+
+
+class _EnumField(FieldType):
+    def __init__(self, cls):
+        self.cls = cls
+        self.name = cls.__name__
+
+    def default(self):
+        return next(iter(self.cls))
+
+    def encode(self, v, out):
+        out.append(_pack(_enum_member(self.cls, v).wire))
+
+    def read(self, v):
+        cls = self.cls
+        if v.__class__ is str:
+            m = cls.__gecko_by_name__.get(v)
+            if m is None:
+                raise DecodeError("is %s, not a name of %s (%s)" % (
+                    '"%s"' % _printable(v), cls.__name__, ", ".join(x.wire for x in cls)))
+            return m
+        if v.__class__ is int:
+            try:
+                return cls(v)
+            except ValueError:
+                raise DecodeError("is %d, not the number of a %s enumerator" % (v, cls.__name__))
+        raise DecodeError("has msgpack type %s, expected a str (a name of %s)" % (_type_word(v), cls.__name__))
+
+
+def _enum_member(cls, v):
+    if isinstance(v, cls):
+        return v
+    if isinstance(v, str):
+        m = cls.__gecko_by_name__.get(v)
+        if m is None:
+            try:
+                m = cls[v]
+            except KeyError:
+                raise ValueError("%r is not a %s (%s)" % (v, cls.__name__, ", ".join(x.wire for x in cls)))
+        return m
+    return cls(v)
+
+
+def field_type(t):
+    """The FieldType for `t`: a FieldType, a message class or an enum class."""
+    if isinstance(t, FieldType):
+        return t
+    if isinstance(t, type) and hasattr(t, "__gecko_fields__"):
+        return _MessageField(t)
+    if isinstance(t, type) and hasattr(t, "__gecko_by_name__"):
+        return _EnumField(t)
+    raise TypeError("not a field type: %r" % (t,))
+
+
+# ===========================================================================
+# Enums and message classes
+# ===========================================================================
+
+def enum_type(name, members):
+    """An IntEnum whose values travel as names: members is [(py_name, number,
+    wire_name), ...] (wire_name defaults to py_name). `member.wire` is its wire name."""
+    items = [(m[0], m[1]) for m in members]
+    cls = enum.IntEnum(name, items)
+    by_name = {}
+    for m in members:
+        member = cls[m[0]]
+        wire = m[2] if len(m) > 2 else m[0]
+        member.wire = wire
+        by_name[wire] = member
+    cls.__gecko_by_name__ = by_name
+    return cls
+
+
+class Message:
+    """Base of every message class made by define()."""
+    __gecko_type__ = None
+    __gecko_fields__ = ()
+
+    def to_dict(self):
+        return to_dict(self)
+
+    def encode(self):
+        return encode(self)
+
+    @classmethod
+    def decode(cls, data):
+        return decode(cls, data)
+
+
+def define(type_name, fields, class_name=None, doc=None, module=None):
+    """A dataclass for a message type. `fields` lists (name, field type[,
+    default]) in wire order; `type_name` is its stable name ("gecko.msgs.Imu"),
+    or None for a type that is only nested in others."""
+    specs = []
+    dc_fields = []
+    for f in fields:
+        name, ft = f[0], field_type(f[1])
+        if len(f) > 2:
+            dv = f[2]
+            dc_fields.append((name, object, dataclasses.field(default_factory=(lambda dv=dv: _copy_default(dv)))))
+        else:
+            dc_fields.append((name, object, dataclasses.field(default_factory=ft.default)))
+        specs.append((name, ft, _pack(name)))
+    cname = class_name or (type_name.rsplit(".", 1)[-1] if type_name else "Nested")
+    cls = dataclasses.make_dataclass(cname, dc_fields, bases=(Message,), eq=True)
+    cls.__gecko_type__ = type_name
+    cls.__gecko_fields__ = tuple(specs)
+    cls.__gecko_names__ = {s[0]: s for s in specs}
+    cls.__gecko_map_header__ = _map_header(len(specs))
+    cls.__gecko_type_hash__ = None
+    if type_name:
+        from .wire import type_hash
+        cls.__gecko_type_hash__ = type_hash(type_name)
+    if doc:
+        cls.__doc__ = doc
+    if module:
+        cls.__module__ = module
+    cls.__gecko_defaults__ = None
+    return cls
+
+
+def _copy_default(v):
+    if isinstance(v, (list, dict)):
+        return type(v)(v)
+    if isinstance(v, Message):
+        return dataclasses.replace(v)
+    return v
+
+
+def type_name_of(cls_or_msg):
+    return cls_or_msg.__gecko_type__
+
+
+def is_message_class(cls):
+    return isinstance(cls, type) and issubclass(cls, Message) and cls.__gecko_type__ is not None
+
+
+# ===========================================================================
+# Encoding and decoding whole messages
+# ===========================================================================
+
+def _encode_message(msg, out):
+    out.append(msg.__gecko_map_header__)
+    for name, ft, key in msg.__gecko_fields__:
+        out.append(key)
+        try:
+            ft.encode(getattr(msg, name), out)
+        except (TypeError, ValueError, struct.error) as e:
+            raise TypeError("%s field '%s': %s" % (msg.__gecko_type__ or type(msg).__name__, name, e))
+
+
+def encode(msg):
+    """The msgpack bytes of a message (exactly what C++ writes for it)."""
+    out = []
+    _encode_message(msg, out)
+    return b"".join(out)
+
+
+def _read_message(cls, tree):
+    if tree.__class__ is not dict:
+        if tree.__class__ is _OddMap:
+            _check_map(tree)
+        _fail_type(tree, "a map (a message)")
+    names = cls.__gecko_names__
+    values = {}
+    for k, v in tree.items():
+        spec = names.get(k)
+        if spec is None:
+            continue  # an unknown field: a newer writer
+        try:
+            values[k] = spec[1].read(v)
+        except DecodeError as e:
+            raise e.nest(k)
+    return cls(**values)
+
+
+def decode(cls, data):
+    """The message of type `cls` in `data`. Raises gecko.DecodeError."""
+    try:
+        return _read_message(cls, unpack(data))
+    except DecodeError as e:
+        raise e.named(cls.__gecko_type__ or cls.__name__)
+
+
+def from_tree(cls, tree):
+    """A message of `cls` from an already unpacked tree (dicts, lists)."""
+    try:
+        return _read_message(cls, tree)
+    except DecodeError as e:
+        raise e.named(cls.__gecko_type__ or cls.__name__)
+
+
+def from_dict(cls, d):
+    """A message of `cls` from a dict, checked as decode() checks bytes
+    (enum members and nested messages may be given as such)."""
+    return decode(cls, _pack(to_plain(d)))
+
+
+def to_plain(v):
+    """Messages and enums to dicts and wire names, recursively."""
+    if isinstance(v, Message):
+        return {name: to_plain(getattr(v, name)) for name, _, _ in v.__gecko_fields__}
+    if isinstance(v, enum.Enum) and hasattr(v, "wire"):
+        return v.wire
+    if isinstance(v, dict):
+        return {k: to_plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [to_plain(x) for x in v]
+    return v
+
+
+def to_dict(msg):
+    """A message as plain dicts, lists and values (enums as their wire names)."""
+    return to_plain(msg)
+
+
+def fields_of(cls):
+    """[(name, FieldType)] of a message class, in wire order."""
+    return [(s[0], s[1]) for s in cls.__gecko_fields__]
