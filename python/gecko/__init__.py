@@ -1,8 +1,31 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Gecko for Python: speaks Gecko's wire protocol (ZeroMQ + msgpack) natively."""
+"""Gecko for Python: speaks Gecko's wire protocol (ZeroMQ + msgpack) natively.
+
+    import gecko
+    from gecko.msgs import Imu, Vector3
+
+    gecko.install_signal_handlers()
+    with gecko.Node("dalek", "imu_driver") as node:       # finds the key's geckocore by itself
+        imu = node.publisher("imu", Imu)
+        rate = gecko.Rate(100)
+        while gecko.ok():
+            imu.publish(Imu(stamp_ns=gecko.now_ns(), accel=Vector3(z=9.81)))
+            rate.sleep()
+
+Modules: node (Node, Publisher, Subscriber), service (Server, Client),
+click (lockstep Controller), spine (Agent), wire (the frame), message (the
+codec, define()), msgs (the message types), discovery (the core protocol).
+"""
 
 from .errors import Error, DecodeError
-from .message import define, encode, decode, enum_type
+from .message import define, encode, decode, enum_type, to_dict, from_dict
+from .runtime import ok, shutdown, install_signal_handlers, now_ns, Rate
+from .node import Node, Options, Publisher, Subscriber, MessageInfo, SubscriberStats
+from .service import Server, Client
 from . import wire, msgs
 
 __version__ = "0.2.0"
+
+__all__ = ["Error", "DecodeError", "define", "encode", "decode", "enum_type", "to_dict", "from_dict", "ok",
+           "shutdown", "install_signal_handlers", "now_ns", "Rate", "Node", "Options", "Publisher", "Subscriber",
+           "MessageInfo", "SubscriberStats", "Server", "Client", "wire", "msgs"]
