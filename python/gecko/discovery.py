@@ -46,6 +46,39 @@ def parse(data):
     return m
 
 
+# ---- the messages a node sends (field order as C++ writes them) ----
+
+def query_msg(key, node, host, pid):
+    return pack("query", key=key, node=node, host=host, pid=pid)
+
+
+def hello_msg(s, secret, key, node, host, hostid, pid, pidns, lease_ms, ids, locators, tool=False):
+    return pack("hello", s=s, secret=secret, key=key, node=node, host=host, hostid=hostid, pid=pid, pidns=pidns,
+                lease_ms=lease_ms, ids=list(ids), locators=list(locators), tool=tool)
+
+
+def add_msg(s, secret, reg):
+    return pack("add", s=s, secret=secret, id=reg["id"], kind=reg["kind"], topic=reg["topic"], type=reg["type"],
+                latched=bool(reg.get("latched", False)))
+
+
+def remove_msg(s, secret, ident):
+    return pack("remove", s=s, secret=secret, id=ident)
+
+
+def hb_msg(s, secret, ids):
+    ids = list(ids)
+    return pack("hb", s=s, secret=secret, n=len(ids), digest=entity_digest(ids))
+
+
+def stats_msg(s, secret, stats):
+    return pack("stats", s=s, secret=secret, stats=stats)
+
+
+def bye_msg(s, secret):
+    return pack("bye", s=s, secret=secret)
+
+
 def _mix(x):
     x = (x + 0x9E3779B97F4A7C15) & M64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
@@ -203,8 +236,7 @@ class Finder:
             return now + 3600
         if now >= self.next_query:
             try:
-                self.sender.sendto(pack("query", key=self.opts.key, node=self.opts.name,
-                                        host=socket.gethostname(), pid=os.getpid()),
+                self.sender.sendto(query_msg(self.opts.key, self.opts.name, socket.gethostname(), os.getpid()),
                                    (self.opts.group, self.opts.port))
                 self.error = ""
             except OSError as e:
@@ -379,18 +411,16 @@ class DiscoveryClient:
     # ---- messages out ----
 
     def send_hello(self):
-        return self.send(pack("hello", s=self.session, secret=self.secret, key=self.opts.key, node=self.opts.name,
-                              host=self.host, hostid=self.host_id, pid=self.pid, pidns=self.pid_ns,
-                              lease_ms=int(self.opts.lease * 1000), ids=sorted(self.registrations),
-                              locators=[self.local_endpoint_for(l) for l in self.locators], tool=False))
+        return self.send(hello_msg(self.session, self.secret, self.opts.key, self.opts.name, self.host, self.host_id,
+                                   self.pid, self.pid_ns, int(self.opts.lease * 1000), sorted(self.registrations),
+                                   [self.local_endpoint_for(l) for l in self.locators]))
 
     def send_add(self, r):
-        self.send(pack("add", s=self.session, secret=self.secret, id=r["id"], kind=r["kind"], topic=r["topic"],
-                       type=r["type"], latched=r.get("latched", False)))
+        self.send(add_msg(self.session, self.secret, r))
 
     def send_stats(self):
         if self.stats:
-            self.send(pack("stats", s=self.session, secret=self.secret, stats=self.stats))
+            self.send(stats_msg(self.session, self.secret, self.stats))
 
     # ---- the node's requests (reactor thread) ----
 
@@ -403,7 +433,7 @@ class DiscoveryClient:
         self.registrations.pop(ident, None)
         self.watches.pop(ident, None)
         if self.acked:
-            self.send(pack("remove", s=self.session, secret=self.secret, id=ident))
+            self.send(remove_msg(self.session, self.secret, ident))
 
     def watch(self, ident, callback):
         w = self.watches[ident] = Watch(callback)
@@ -419,7 +449,7 @@ class DiscoveryClient:
         if self.dealer is not None:
             if self.acked:
                 self.dealer.setsockopt(zmq.LINGER, 200)
-                self.send(pack("bye", s=self.session, secret=self.secret))
+                self.send(bye_msg(self.session, self.secret))
             self.dealer.close()
             self.dealer = None
         for s in self.finder.fds():
@@ -487,8 +517,7 @@ class DiscoveryClient:
                 wake = now
             else:
                 if now >= self.next_hb:
-                    ids = list(self.registrations)
-                    self.send(pack("hb", s=self.session, secret=self.secret, n=len(ids), digest=entity_digest(ids)))
+                    self.send(hb_msg(self.session, self.secret, self.registrations))
                     self.next_hb = now + self.hb_period
                 if now >= self.next_stats:
                     self.send_stats()
