@@ -6,7 +6,10 @@ FNV-1a hashes, channels, the 48-byte frame header, announcements, control
 frames, discovery messages and gecko.msgs payloads. It is also the smallest
 example of how another implementation uses tests/conformance/vectors.
 
-Usage: check_vectors.py [VECTORS_DIR]     (default: the vectors/ beside this file)
+Usage: check_vectors.py [--docs DOCS_DIR] [VECTORS_DIR]
+  VECTORS_DIR: default the vectors/ beside this file.
+  --docs: also check that docs/PROTOCOL.md and docs/DISCOVERY.md name every
+  vector, and that PROTOCOL.md's annotated frame is frames/plain.hex.
 Needs: python3-msgpack. Exit status 0 when every vector checks out.
 """
 
@@ -18,7 +21,7 @@ import zlib
 
 import msgpack
 
-# ---- the hashes (PROTOCOL.md section 1.3) ------------------------------------------------------------
+# ---- the hashes (PROTOCOL.md section 1) ------------------------------------------------------------
 
 
 def fnv1a32(text):
@@ -194,10 +197,47 @@ class Checker:
         return len(index["vectors"])
 
 
+def check_docs(checker, docs):
+    """The documents name every vector, and PROTOCOL.md's annotated frame is frames/plain.hex."""
+    texts = {}
+    for name in ("PROTOCOL.md", "DISCOVERY.md"):
+        with open(os.path.join(docs, name)) as f:
+            texts[name] = f.read()
+    both = texts["PROTOCOL.md"] + texts["DISCOVERY.md"]
+    with open(os.path.join(checker.directory, "index.json")) as f:
+        index = json.load(f)
+    for e in index["vectors"]:
+        checker.expect(os.path.basename(e["file"]) in both, "docs: %s is not named in PROTOCOL.md or DISCOVERY.md" % e["file"])
+    # The example after "Example (`frames/plain.hex`": an indented block, hex groups then a description.
+    lines = texts["PROTOCOL.md"].split("\n")
+    start = next((i for i, l in enumerate(lines) if l.startswith("Example (`frames/plain.hex`")), None)
+    checker.expect(start is not None, "docs: PROTOCOL.md has no annotated frames/plain.hex")
+    if start is None:
+        return
+    hexdigits = set("0123456789abcdef")
+    block, i = "", start + 1
+    while i < len(lines) and not lines[i].startswith("    "):
+        i += 1
+    while i < len(lines) and lines[i].startswith("    "):
+        for token in lines[i].split():
+            if not set(token) <= hexdigits or len(token) % 2:
+                break
+            block += token
+        i += 1
+    entry = next(e for e in index["vectors"] if e["name"] == "frame.plain")
+    checker.expect(bytes.fromhex(block) == checker.read(entry), "docs: PROTOCOL.md's annotated frame is not frames/plain.hex")
+
+
 def main():
-    directory = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "vectors")
+    args = sys.argv[1:]
+    docs = None
+    if len(args) >= 2 and args[0] == "--docs":
+        docs, args = args[1], args[2:]
+    directory = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "vectors")
     checker = Checker(directory)
     count = checker.run()
+    if docs:
+        check_docs(checker, docs)
     for failure in checker.failures:
         print("FAILED:", failure)
     print("%d vectors, %d checks, %d failed" % (count, checker.checks, len(checker.failures)))
