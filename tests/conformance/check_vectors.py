@@ -3,7 +3,8 @@
 """Checks the golden vectors with an implementation written from the
 documents alone (docs/PROTOCOL.md, docs/DISCOVERY.md), not from the C++ code:
 FNV-1a hashes, channels, the 48-byte frame header, announcements, control
-frames, discovery messages and gecko.msgs payloads. It is also the smallest
+frames, discovery messages, gecko.msgs payloads, and the payload decoding
+rules (a decoder driven by schemas.json, against the rule.* vectors). It is also the smallest
 example of how another implementation uses tests/conformance/vectors.
 
 Usage: check_vectors.py [--docs DOCS_DIR] [VECTORS_DIR]
@@ -94,6 +95,141 @@ def unpack_exactly(data):
     return msgpack.unpackb(data, raw=False, strict_map_key=True)
 
 
+
+# ---- the payload decoding rules (PROTOCOL.md section 3), from schemas.json ----------------------------
+
+
+class Refused(Exception):
+    pass
+
+
+class Pairs(list):
+    """A msgpack map as its (key, value) pairs, so that duplicates and non-str keys stay visible."""
+
+
+def depth(value):
+    """Levels of arrays and maps (a map counts as one)."""
+    if isinstance(value, (list, Pairs)):
+        items = [v for pair in value for v in pair] if isinstance(value, Pairs) else value
+        return 1 + max([depth(v) for v in items] or [0])
+    return 0
+
+
+INT_RANGES = {"int%d" % b: (-(1 << (b - 1)), (1 << (b - 1)) - 1) for b in (8, 16, 32, 64)}
+INT_RANGES.update({"uint%d" % b: (0, (1 << b) - 1) for b in (8, 16, 32, 64)})
+
+
+class Decoder:
+    def __init__(self, schemas):
+        self.types = {t["type_name"]: t for t in schemas["types"]}
+
+    def decode(self, type_name, data):
+        try:
+            value = msgpack.unpackb(data, raw=False, strict_map_key=False, object_pairs_hook=Pairs, use_list=True)
+        except Exception as e:  # trailing bytes, truncation, lengths beyond the input, byte 0xc1
+            raise Refused("not one msgpack value: %s" % e)
+        if depth(value) > 64:
+            raise Refused("nests more than 64 deep")
+        t = self.types[type_name]
+        return self.message(t["fields"], t["default"], value)
+
+    def message(self, fields, default, value):
+        if not isinstance(value, Pairs):
+            raise Refused("a message is a map")
+        out = dict(default)
+        by_name = {f["name"]: f["type"] for f in fields}
+        seen = set()
+        for k, v in value:
+            if not isinstance(k, str):
+                raise Refused("a key that is not a str")
+            if k in seen:
+                raise Refused("a key given twice")
+            seen.add(k)
+            if k in by_name:
+                out[k] = self.value(by_name[k], default[k], v)
+        return out
+
+    def value(self, shape, default, v):
+        if isinstance(shape, str):
+            if shape == "bool":
+                if not isinstance(v, bool):
+                    raise Refused("not a bool")
+                return v
+            if shape in INT_RANGES:
+                lo, hi = INT_RANGES[shape]
+                if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                    raise Refused("not an int that fits %s" % shape)
+                return v
+            if shape in ("float32", "float64"):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise Refused("not a number")
+                return float(v)
+            if shape == "str":
+                if not isinstance(v, str):
+                    raise Refused("not a str")
+                return v
+            if shape == "bin":
+                if not isinstance(v, bytes):
+                    raise Refused("not a bin")
+                return {"bin": v.hex()}
+            raise Refused("unknown wire type " + shape)
+        if "optional" in shape:
+            return None if v is None else self.value(shape["optional"], None, v)
+        if "array" in shape:
+            if shape["array"] == "uint8" and "size" in shape:  # std::array<uint8_t, N> is a bin
+                shape = {"bin_size": shape["size"]}
+            else:
+                if not isinstance(v, list) or isinstance(v, Pairs):
+                    raise Refused("not an array")
+                if "size" in shape and len(v) != shape["size"]:
+                    raise Refused("an array of %d elements, expected %d" % (len(v), shape["size"]))
+                return [self.value(shape["array"], None, x) for x in v]
+        if "bin_size" in shape:
+            if not isinstance(v, bytes) or len(v) != shape["bin_size"]:
+                raise Refused("not a bin of %d bytes" % shape["bin_size"])
+            return {"bin": v.hex()}
+        if "map" in shape:
+            if not isinstance(v, Pairs):
+                raise Refused("not a map")
+            out, seen = {}, set()
+            for k, x in v:
+                if not isinstance(k, str) or k in seen:
+                    raise Refused("a map key that is not a str, or given twice")
+                seen.add(k)
+                out[k] = self.value(shape["map"], None, x)
+            return out
+        if "enum" in shape:
+            if isinstance(v, str) and v in shape["names"]:
+                return v
+            if isinstance(v, int) and not isinstance(v, bool) and v in shape["values"]:
+                return shape["names"][shape["values"].index(v)]
+            raise Refused("not a name or listed number of " + shape["enum"])
+        if "message" in shape:
+            t = self.types[shape["message"]]
+            return self.message(t["fields"], t["default"] if default is None else default, v)
+        if "struct" in shape:
+            if default is None:  # an element of a container: the struct's own defaults
+                default = {f["name"]: self.default_of(f["type"]) for f in shape["struct"]}
+            return self.message(shape["struct"], default, v)
+        raise Refused("unknown shape %r" % shape)
+
+    def default_of(self, shape):
+        """A default-constructed value, for struct elements of containers (no default in schemas.json)."""
+        if isinstance(shape, str):
+            return {"bool": False, "str": "", "bin": {"bin": ""}}.get(shape, 0.0 if shape.startswith("float") else 0)
+        if "optional" in shape:
+            return None
+        if "array" in shape:
+            return [self.default_of(shape["array"])] * shape["size"] if "size" in shape else []
+        if "map" in shape:
+            return {}
+        if "enum" in shape:
+            return shape["names"][shape["values"].index(0)] if 0 in shape["values"] else shape["names"][0]
+        if "message" in shape:
+            return self.types[shape["message"]]["default"]
+        return {f["name"]: self.default_of(f["type"]) for f in shape["struct"]}
+
+
 class Checker:
     def __init__(self, directory):
         self.directory = directory
@@ -170,6 +306,18 @@ class Checker:
         else:
             self.expect(channel == channel_of("dalek", directed_name(m["id"])), name + ": a server or client's own channel")
 
+    def rule(self, e, data):
+        name = e["name"]
+        try:
+            value = self.decoder.decode(e["type_name"], data)
+            accepted, why = True, ""
+        except Refused as r:
+            accepted, why = False, str(r)
+        self.expect(accepted == e["accept"], "%s: %s here (%s), %s in C++ (%s)" % (
+            name, "accepted" if accepted else "refused", why, "accepted" if e["accept"] else "refused", e.get("error", "")))
+        if accepted and e["accept"]:
+            self.expect(value == e["value"], "%s: decoded %r, C++ %r" % (name, value, e["value"]))
+
     def message(self, e, data):
         name = e["name"]
         m = unpack_exactly(data)
@@ -179,10 +327,13 @@ class Checker:
             self.expect(m["v"] == 2 and isinstance(m["t"], str), name + ": v and t")
         else:
             self.expect(fnv1a64(e["type_name"]) == e["type_hash"], name + ": type hash")
+            self.expect(self.decoder.decode(e["type_name"], data) == e["map"], name + ": decodes by schemas.json")
 
     def run(self):
         with open(os.path.join(self.directory, "index.json")) as f:
             index = json.load(f)
+        with open(os.path.join(self.directory, "schemas.json")) as f:
+            self.decoder = Decoder(json.load(f))
         self.hashes(index["hashes"])
         for e in index["vectors"]:
             data = self.read(e)
@@ -192,6 +343,8 @@ class Checker:
                 self.frame(e, data)
             elif kind == "announcement":
                 self.announcement(e, data)
+            elif kind == "rule":
+                self.rule(e, data)
             else:
                 self.message(e, data)
         return len(index["vectors"])
