@@ -25,6 +25,8 @@
 #include <arpa/inet.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -80,10 +82,132 @@ std::optional<EntityKind> watched_kind(EntityKind kind) {
     return std::nullopt;
 }
 
+// Which kind watches an entity of `kind` (the inverse of watched_kind).
+std::optional<EntityKind> watcher_kind(EntityKind kind) {
+    switch (kind) {
+        case EntityKind::publisher: return EntityKind::subscriber;
+        case EntityKind::server: return EntityKind::client;
+        case EntityKind::client: return EntityKind::server;
+        case EntityKind::subscriber: return std::nullopt;
+    }
+    return std::nullopt;
+}
+
 // Peer lists are sent in chunks of at most this many peers per message.
 constexpr std::size_t peers_per_push = 256;
 // A list answer stops adding topics past this size and says where to go on.
 constexpr std::size_t list_page_bytes = 2u << 20;
+
+// Length of the well-formed UTF-8 sequence at s[i] (not overlong, not a
+// surrogate, at most U+10FFFF), 0 if there is none.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        cp = c & 0x1Fu;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3;
+        cp = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        cp = c & 0x07u;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
+    return n;
+}
+
+// A C1 control (U+0080-U+009F, CSI among them) encoded as UTF-8.
+bool is_c1(std::string_view s, std::size_t i, std::size_t n) {
+    return n == 2 && static_cast<unsigned char>(s[i]) == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+}
+
+// Text from the network made safe for a terminal: C0 controls, DEL, C1
+// controls and bytes that are not UTF-8 become \xNN (wire::printable passes
+// every byte >= 0x80, and a raw 0x9B is a CSI to many terminals).
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    char hex[8];
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        std::size_t n = 1;
+        bool safe = c >= 0x20 && c != 0x7f;
+        if (c >= 0x80) {
+            n = utf8_length(text, i);
+            safe = n != 0 && !is_c1(text, i, n);
+            if (n == 0) n = 1;
+        }
+        if (safe) {
+            out.append(text.substr(i, n));
+        } else {
+            for (std::size_t k = 0; k < n; ++k) {
+                std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(text[i + k])));
+                out += hex;
+            }
+        }
+        i += n;
+    }
+    return out;
+}
+
+// What check_node_name() lets through that a terminal would still obey:
+// node and host names may be UTF-8, but not C1 controls or broken UTF-8.
+std::string check_node_text(std::string_view name) {
+    if (auto why = wire::check_node_name(name); !why.empty()) return why;
+    for (std::size_t i = 0; i < name.size();) {
+        if (static_cast<unsigned char>(name[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = utf8_length(name, i);
+        if (n == 0) return "the name is not UTF-8 (byte " + std::to_string(i) + ")";
+        if (is_c1(name, i, n)) return "the name has a control character (C1, byte " + std::to_string(i) + ")";
+        i += n;
+    }
+    return {};
+}
+
+// A name from the network, for a log line or an answer: control characters
+// escaped, and at most 64 bytes of it (a 900 kB name is not echoed back).
+std::string shown(std::string_view text) {
+    constexpr std::size_t max = 64;
+    if (text.size() <= max) return printable(text);
+    return printable(text.substr(0, max)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// The socket file of an ipc:// locator if nobody listens on it any more (its
+// node was killed and could not unlink it): removed. Only gecko's own socket
+// files (gecko-*.sock) are touched, and only when connecting is refused.
+bool remove_stale_ipc(const std::string& locator) {
+    constexpr std::string_view scheme = "ipc://";
+    if (locator.compare(0, scheme.size(), scheme) != 0) return false;
+    const std::string path = locator.substr(scheme.size());
+    const auto slash = path.rfind('/');
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    sockaddr_un a{};
+    if (name.rfind("gecko-", 0) != 0 || name.size() < 11 || name.compare(name.size() - 5, 5, ".sock") != 0 ||
+        path.size() >= sizeof a.sun_path)
+        return false;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+    const bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno == ECONNREFUSED;
+    ::close(fd);
+    return refused && ::unlink(path.c_str()) == 0;
+}
 
 std::uint64_t mix(std::uint64_t x) noexcept {
     x += 0x9e3779b97f4a7c15ull;
@@ -95,7 +219,7 @@ std::uint64_t mix(std::uint64_t x) noexcept {
 }  // namespace
 
 struct Core::Impl {
-    explicit Impl(CoreOptions o) : opt(std::move(o)), log("geckocore") {}
+    explicit Impl(CoreOptions o) : opt(std::move(o)), log("geckocore"), limiter(opt.log_period) {}
 
     struct Session {
         std::uint64_t id = 0;
@@ -118,10 +242,19 @@ struct Core::Impl {
         std::optional<TopicStats> stats;
         Clock::time_point stats_at{};
     };
+    using ByOrder = std::map<std::uint64_t, std::uint64_t>;  // order -> entity id (registration order)
+    struct TypeUse {
+        ByOrder producers, consumers;  // the entities that declare this type
+    };
+    // One topic (or service) and its entities, indexed so that what one
+    // registration touches is found in log n, never by a scan of the topic.
     struct Topic {
-        std::map<std::uint64_t, std::uint64_t> by_order;  // order -> entity id (registration order)
-        std::map<std::string, std::size_t> types;         // declared type -> entities (wildcards not counted)
+        ByOrder by_order;                      // every entity
+        ByOrder of_kind[4];                    // by EntityKind
+        std::map<std::string, TypeUse> types;  // declared type -> its entities (wildcards not counted)
         std::size_t producers = 0;
+        void insert(const Entity& e);
+        void erase(const Entity& e);
     };
     struct Duplicate {
         std::string host, endpoint;
@@ -135,7 +268,7 @@ struct Core::Impl {
 
     CoreOptions opt;
     Logger log;
-    LogLimiter limiter{milliseconds(10000)};
+    LogLimiter limiter;
     const std::string host = net::hostname();
     const std::int32_t pid = static_cast<std::int32_t>(::getpid());
     const std::string pidns = pid_namespace();
@@ -195,7 +328,7 @@ struct Core::Impl {
     void graph_event(bool appeared, const TopicKey& key, const std::string& type);
     void graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type);
     void write_list(discovery::Writer& w, const msgpack::object& request) const;
-    void table_changed();
+    void table_changed(const std::set<std::string>& names);
     void count(std::uint64_t CoreCounters::*field) {
         std::lock_guard<std::mutex> lock(mutex);
         ++(counters.*field);
@@ -216,7 +349,7 @@ struct Core::Impl {
 void Core::Impl::setup() {
     if (opt.key.empty()) throw Error(Errc::invalid_argument, "geckocore needs a key (--key or GECKO_KEY)");
     if (const auto why = wire::check_key(opt.key); !why.empty())
-        throw Error(Errc::invalid_argument, "invalid key '" + wire::printable(opt.key) + "': " + why);
+        throw Error(Errc::invalid_argument, "invalid key '" + printable(opt.key) + "': " + why);
     if (opt.lease.count() <= 0) throw Error(Errc::invalid_argument, "the lease must be positive");
     // Every node holds a connection: raise the soft fd limit to the hard one,
     // and keep connections below it (ZeroMQ spins when accept() hits EMFILE).
@@ -317,7 +450,7 @@ void Core::Impl::on_datagrams() {
         if (!m || !key) {
             count(&CoreCounters::malformed_datagrams);
             say(LogLevel::warn, "malformed datagram",
-                "ignored a malformed datagram from " + net::to_string(from) + ": " + wire::printable(why) + " (" +
+                "ignored a malformed datagram from " + net::to_string(from) + ": " + shown(why) + " (" +
                     std::to_string(counters.malformed_datagrams) + " so far)");
             continue;
         }
@@ -343,8 +476,8 @@ void Core::Impl::on_datagrams() {
             d.last_heard = Clock::now();
             count(&CoreCounters::duplicate_cores);
             say(LogLevel::error, "another core",
-                "another geckocore serves key '" + opt.key + "' on this network: host " + wire::printable(d.host) +
-                    " pid " + std::to_string(d.pid) + " at " + wire::printable(d.endpoint) + " (from " +
+                "another geckocore serves key '" + opt.key + "' on this network: host " + shown(d.host) +
+                    " pid " + std::to_string(d.pid) + " at " + shown(d.endpoint) + " (from " +
                     net::to_string(from.sin_addr) + "); nodes may split between the two cores: stop one of them");
         }
         // "core" (a reply to a node) never reaches the group; other types: ignored.
@@ -437,7 +570,7 @@ void Core::Impl::on_router() {
         if (!m) {
             count(&CoreCounters::malformed_messages);
             say(LogLevel::warn, "malformed message",
-                "ignored a malformed request: " + wire::printable(why) + " (" + std::to_string(counters.malformed_messages) +
+                "ignored a malformed request: " + printable(why) + " (" + std::to_string(counters.malformed_messages) +
                     " so far)");
             reply_error(request.route, request.req_envelope, 0, "malformed", why);
             continue;
@@ -462,7 +595,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     if (!key || *key != opt.key) {
         reply_error(route, env, 0, "wrong_key",
                     "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
-                        wire::printable(key.value_or("")) + "'");
+                        shown(key.value_or("")) + "'");
         return;
     }
     const auto secret = discovery::get_u64(root, "secret");
@@ -470,20 +603,20 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     const auto node_host = discovery::get_str(root, "host").value_or("");
     auto locators = discovery::get_str_array(root, "locators");
     std::string why = !secret || *secret == 0 ? "hello needs a secret" : "";
-    if (why.empty()) why = wire::check_node_name(node);
-    if (why.empty()) why = wire::check_node_name(node_host);
+    if (why.empty()) why = check_node_text(node);
+    if (why.empty() && !(why = check_node_text(node_host)).empty()) why = "host: " + why;
     if (why.empty() && !locators) why = "'locators' is not an array of strings";
     if (why.empty() && locators->size() > wire::max_locators)
         why = std::to_string(locators->size()) + " locators (at most " + std::to_string(wire::max_locators) + ")";
     if (why.empty())
         for (const auto& l : *locators)
             if (auto w = wire::check_locator(l); !w.empty()) {
-                why = "locator '" + wire::printable(l) + "': " + w;
+                why = "locator '" + shown(l) + "': " + w;
                 break;
             }
     if (!why.empty()) {
         count(&CoreCounters::refused);
-        say(LogLevel::warn, "refused hello", "refused a node's hello: " + wire::printable(why));
+        say(LogLevel::warn, "refused hello", "refused a node's hello: " + printable(why));
         reply_error(route, env, 0, "refused", "geckocore refused this node: " + why);
         return;
     }
@@ -491,7 +624,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     if (known != sessions.end() && known->second.secret != *secret) {
         // Someone else's session id: it is not theirs to speak for.
         count(&CoreCounters::auth_failures);
-        say(LogLevel::warn, "auth", "refused a hello for node '" + wire::printable(known->second.node) +
+        say(LogLevel::warn, "auth", "refused a hello for node '" + shown(known->second.node) +
                                         "' without its secret (another program reusing its session id)");
         reply_error(route, env, 0, "auth", "session " + std::to_string(sid) + " belongs to another node");
         return;
@@ -499,7 +632,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     if (known == sessions.end() && sessions_per_host[node_host] >= opt.max_sessions_per_host) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "sessions per host",
-            "refused node '" + wire::printable(node) + "': host " + wire::printable(node_host) + " already has " +
+            "refused node '" + shown(node) + "': host " + shown(node_host) + " already has " +
                 std::to_string(opt.max_sessions_per_host) + " nodes");
         reply_error(route, env, 0, "refused",
                     "host " + node_host + " already has " + std::to_string(opt.max_sessions_per_host) +
@@ -535,7 +668,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
         for (auto id : mine)
             if (!keep.count(id)) remove_entity(id);
     } else {
-        say(LogLevel::info, "joined", "node '" + wire::printable(s.node) + "' joined (host " + wire::printable(s.host) +
+        say(LogLevel::info, "joined", "node '" + shown(s.node) + "' joined (host " + shown(s.host) +
                                           ", pid " + std::to_string(s.pid) + ")");
     }
     discovery::Writer w("welcome", 6);
@@ -560,7 +693,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         if (const auto key = discovery::get_str(root, "key"); key && *key != opt.key) {
             reply_error(route, env, 0, "wrong_key",
                         "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
-                            wire::printable(*key) + "'");
+                            shown(*key) + "'");
             return;
         }
         discovery::Writer w("list", 12);
@@ -589,7 +722,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
     Session& s = it->second;
     if (discovery::get_u64(root, "secret").value_or(0) != s.secret) {
         count(&CoreCounters::auth_failures);
-        say(LogLevel::warn, "auth", "refused '" + t + "' for node '" + wire::printable(s.node) +
+        say(LogLevel::warn, "auth", "refused '" + t + "' for node '" + shown(s.node) +
                                         "' without its secret (another program reusing its session id)");
         reply_error(route, env, 0, "auth", "session " + std::to_string(*sid) + " belongs to another node");
         return;
@@ -646,11 +779,34 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         remove_session(s.id, "said goodbye");
     } else {
         count(&CoreCounters::malformed_messages);
-        reply_error(route, env, 0, "unknown_type", "unknown message type '" + wire::printable(t) + "'");
+        reply_error(route, env, 0, "unknown_type", "unknown message type '" + shown(t) + "'");
     }
 }
 
 // ---- the table ---------------------------------------------------------------------
+
+void Core::Impl::Topic::insert(const Entity& e) {
+    by_order[e.order] = e.reg.id;
+    of_kind[static_cast<std::size_t>(e.reg.kind)][e.order] = e.reg.id;
+    const bool produces = discovery::is_producer(e.reg.kind);
+    if (!is_wildcard_type(e.reg.type_name)) {
+        auto& use = types[e.reg.type_name];
+        (produces ? use.producers : use.consumers)[e.order] = e.reg.id;
+    }
+    if (produces) ++producers;
+}
+
+void Core::Impl::Topic::erase(const Entity& e) {
+    by_order.erase(e.order);
+    of_kind[static_cast<std::size_t>(e.reg.kind)].erase(e.order);
+    const bool produces = discovery::is_producer(e.reg.kind);
+    if (!is_wildcard_type(e.reg.type_name))
+        if (auto ty = types.find(e.reg.type_name); ty != types.end()) {
+            (produces ? ty->second.producers : ty->second.consumers).erase(e.order);
+            if (ty->second.producers.empty() && ty->second.consumers.empty()) types.erase(ty);
+        }
+    if (produces) --producers;
+}
 
 Peer Core::Impl::peer_of(const Entity& e) const {
     Peer p;
@@ -673,24 +829,20 @@ std::vector<std::uint64_t> Core::Impl::peers_of(const Entity& watcher) const {
     if (!want) return out;
     const auto t = topics.find(TopicKey{is_service(watcher.reg.kind), watcher.reg.topic});
     if (t == topics.end()) return out;
-    for (const auto& [order, id] : t->second.by_order) {
-        const auto& e = entities.at(id);
-        if (e.reg.kind == *want && types_match(e.reg.type_name, watcher.reg.type_name)) out.push_back(id);
-    }
+    for (const auto& [order, id] : t->second.of_kind[static_cast<std::size_t>(*want)])
+        if (types_match(entities.at(id).reg.type_name, watcher.reg.type_name)) out.push_back(id);
     return out;
 }
 
 // The entities that are told about `e` (its watchers), of matching type.
 std::vector<std::uint64_t> Core::Impl::watchers_of(const Entity& e) const {
     std::vector<std::uint64_t> out;
+    const auto kind = watcher_kind(e.reg.kind);
+    if (!kind) return out;
     const auto t = topics.find(TopicKey{is_service(e.reg.kind), e.reg.topic});
     if (t == topics.end()) return out;
-    for (const auto& [order, id] : t->second.by_order) {
-        if (id == e.reg.id) continue;
-        const auto& w = entities.at(id);
-        const auto want = watched_kind(w.reg.kind);
-        if (want && *want == e.reg.kind && types_match(w.reg.type_name, e.reg.type_name)) out.push_back(id);
-    }
+    for (const auto& [order, id] : t->second.of_kind[static_cast<std::size_t>(*kind)])
+        if (id != e.reg.id && types_match(entities.at(id).reg.type_name, e.reg.type_name)) out.push_back(id);
     return out;
 }
 
@@ -760,7 +912,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     auto refuse = [&](const std::string& reason) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "refused registration",
-            "refused a registration of node '" + wire::printable(s.node) + "': " + wire::printable(reason));
+            "refused a registration of node '" + printable(s.node) + "': " + printable(reason));
         discovery::Writer w("error", 4);
         w.kv("instance", instance);
         w.kv("id", id);
@@ -770,7 +922,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     };
     std::string why = wire::check_topic_name(reg.topic);
     if (why.empty() && !is_wildcard_type(reg.type_name)) why = wire::check_type_name(reg.type_name);
-    if (!why.empty()) return refuse("'" + reg.topic + "': " + why);
+    if (!why.empty()) return refuse("'" + shown(reg.topic) + "': " + why);
     if (const auto old = entities.find(id); old != entities.end()) {
         if (old->second.session != s.id) {
             discovery::Writer w("error", 4);
@@ -807,40 +959,40 @@ void Core::Impl::add(Session& s, Registration reg) {
     // both hear of it, once. A second producer of another type hears of the
     // first (it splits the topic); consumers of another type than each other,
     // with no producer between them, are only shown by `list`.
+    // Work per type: the first entity it concerns (for the newcomer's one
+    // message) and those on the other side of the flow (told each): the topic's
+    // other entities are never scanned.
     if (!is_wildcard_type(e.reg.type_name)) {
         const bool newcomer_produces = discovery::is_producer(e.reg.kind);
-        std::set<std::string> reported;
-        for (const auto& [type, n] : topic.types) {
+        const std::string what = key.service ? "service" : "topic";
+        const std::string mine = "the " + std::string(discovery::to_string(e.reg.kind)) + " of " + what + " '" +
+                                 e.reg.topic + "' on node '" + s.node + "' declares " + e.reg.type_name;
+        for (const auto& [type, use] : topic.types) {
             if (type == e.reg.type_name) continue;
-            for (const auto& [order, other_id] : topic.by_order) {
-                const auto& other = entities.at(other_id);
-                if (other.reg.type_name != type) continue;
-                const bool other_produces = discovery::is_producer(other.reg.kind);
-                if (!newcomer_produces && !other_produces) continue;
-                const std::string what = key.service ? "service" : "topic";
-                const std::string mine = "the " + std::string(discovery::to_string(e.reg.kind)) + " of " + what + " '" +
-                                         e.reg.topic + "' on node '" + s.node + "' declares " + e.reg.type_name;
-                const std::string theirs = describe(other) + " declares " + other.reg.type_name;
-                if (reported.insert(type).second) {
-                    count(&CoreCounters::type_conflicts);
-                    const std::string text = "type conflict: " + mine + ", but the " + theirs + "; no data flows between them";
-                    discovery::Writer w("error", 4);
-                    w.kv("instance", instance);
-                    w.kv("id", e.reg.id);
-                    w.kv("code", "type_conflict");
-                    w.kv("message", text);
-                    send_to_session(s, w);
-                    say(LogLevel::warn, "type conflict", wire::printable(text));
-                }
-                if (newcomer_produces != other_produces)
-                    notify_error(other_id, "type_conflict",
-                                 "type conflict: " + mine + ", but this " + theirs + "; no data flows between them");
-            }
+            // The first of that type (registration order) that data would flow to or from.
+            std::optional<std::uint64_t> first;
+            if (!use.producers.empty()) first = use.producers.begin()->first;
+            if (newcomer_produces && !use.consumers.empty() && (!first || use.consumers.begin()->first < *first))
+                first = use.consumers.begin()->first;
+            if (!first) continue;
+            const auto& other = entities.at(topic.by_order.at(*first));
+            count(&CoreCounters::type_conflicts);
+            const std::string text = "type conflict: " + mine + ", but the " + describe(other) + " declares " +
+                                     other.reg.type_name + "; no data flows between them";
+            discovery::Writer w("error", 4);
+            w.kv("instance", instance);
+            w.kv("id", e.reg.id);
+            w.kv("code", "type_conflict");
+            w.kv("message", text);
+            send_to_session(s, w);
+            say(LogLevel::warn, "type conflict", printable(text));
+            for (const auto& [order, other_id] : newcomer_produces ? use.consumers : use.producers)
+                notify_error(other_id, "type_conflict",
+                             "type conflict: " + mine + ", but this " + describe(entities.at(other_id)) + " declares " +
+                                 type + "; no data flows between them");
         }
-        ++topic.types[e.reg.type_name];
     }
-    topic.by_order[e.order] = e.reg.id;
-    if (discovery::is_producer(e.reg.kind)) ++topic.producers;
+    topic.insert(e);
     s.entities.insert(e.reg.id);
     s.digest ^= mix(e.reg.id);
     const auto [it, inserted] = entities.emplace(e.reg.id, std::move(e));
@@ -849,7 +1001,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     if (watched_kind(added.reg.kind)) push_full(added.reg.id);
     for (auto w : watchers_of(added)) push_delta(w, {added.reg.id}, {});
     if (new_topic) graph_event(true, key, added.reg.type_name);
-    table_changed();
+    table_changed({key.name});
 }
 
 void Core::Impl::remove_entity(std::uint64_t id) {
@@ -864,24 +1016,20 @@ void Core::Impl::remove_entity(std::uint64_t id) {
     }
     const TopicKey key{is_service(e.reg.kind), e.reg.topic};
     if (auto t = topics.find(key); t != topics.end()) {
-        t->second.by_order.erase(e.order);
-        if (!is_wildcard_type(e.reg.type_name))
-            if (auto ty = t->second.types.find(e.reg.type_name); ty != t->second.types.end() && --ty->second == 0)
-                t->second.types.erase(ty);
-        if (discovery::is_producer(e.reg.kind)) --t->second.producers;
+        t->second.erase(e);
         if (t->second.by_order.empty()) {
             topics.erase(t);
             graph_event(false, key, e.reg.type_name);
         }
     }
     for (auto w : watchers) push_delta(w, {}, {id});
-    table_changed();
+    table_changed({key.name});
 }
 
 void Core::Impl::remove_session(std::uint64_t id, const std::string& why) {
     const auto it = sessions.find(id);
     if (it == sessions.end()) return;
-    say(LogLevel::info, "left", "node '" + wire::printable(it->second.node) + "' (host " + wire::printable(it->second.host) +
+    say(LogLevel::info, "left", "node '" + shown(it->second.node) + "' (host " + shown(it->second.host) +
                                     ", pid " + std::to_string(it->second.pid) + ") left: " + why);
     // One push per remaining watcher for everything the node had, not one per entity.
     std::map<std::uint64_t, std::vector<std::uint64_t>> gone_for;
@@ -893,17 +1041,15 @@ void Core::Impl::remove_session(std::uint64_t id, const std::string& why) {
             if (!mine.count(w)) gone_for[w].push_back(e);
     }
     const auto saved = std::move(gone_for);
+    std::set<std::string> names;
     for (auto e : mine) {
         // Remove without pushing: the batched pushes below say it all.
         const auto en = entities.find(e);
         if (en == entities.end()) continue;
         const TopicKey key{is_service(en->second.reg.kind), en->second.reg.topic};
+        names.insert(key.name);
         if (auto t = topics.find(key); t != topics.end()) {
-            t->second.by_order.erase(en->second.order);
-            if (!is_wildcard_type(en->second.reg.type_name))
-                if (auto ty = t->second.types.find(en->second.reg.type_name); ty != t->second.types.end() && --ty->second == 0)
-                    t->second.types.erase(ty);
-            if (discovery::is_producer(en->second.reg.kind)) --t->second.producers;
+            t->second.erase(en->second);
             if (t->second.by_order.empty()) {
                 const std::string type = en->second.reg.type_name;
                 topics.erase(t);
@@ -914,17 +1060,29 @@ void Core::Impl::remove_session(std::uint64_t id, const std::string& why) {
     }
     if (auto h = sessions_per_host.find(it->second.host); h != sessions_per_host.end() && --h->second == 0)
         sessions_per_host.erase(h);
+    // A node of this host that died (kill -9) leaves its ipc socket file behind.
+    if (it->second.local)
+        for (const auto& l : it->second.locators)
+            if (remove_stale_ipc(l)) log.debug("removed the stale socket file of " + l);
     sessions.erase(it);
     for (const auto& [w, gone] : saved) push_delta(w, {}, gone);
-    table_changed();
+    table_changed(names);
 }
 
-void Core::Impl::table_changed() {
-    std::map<std::string, std::size_t> sizes;
-    for (const auto& [k, t] : topics) sizes[k.name] += t.by_order.size();
+// Updates what wait_until_registered() sees for the topics (and services) of
+// these names only: work per change stays independent of the table's size.
+void Core::Impl::table_changed(const std::set<std::string>& names) {
     {
         std::lock_guard<std::mutex> lock(mutex);
-        topic_sizes = std::move(sizes);
+        for (const auto& name : names) {
+            std::size_t n = 0;
+            for (bool service : {false, true})
+                if (const auto t = topics.find(TopicKey{service, name}); t != topics.end()) n += t->second.by_order.size();
+            if (n == 0)
+                topic_sizes.erase(name);
+            else
+                topic_sizes[name] = n;
+        }
     }
     changed.notify_all();
 }
@@ -1019,7 +1177,7 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
                 const auto& e = entities.at(id);
                 (discovery::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
             }
-            for (const auto& [type, count] : t.types) types.push_back(type);
+            for (const auto& [type, use] : t.types) types.push_back(type);
             const std::string type = !producers.empty() ? producers.front()->reg.type_name : consumers.front()->reg.type_name;
             if (types.size() > 1) conflicts.push_back({&k, types});
             bp.pack_map(5);

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
                              "multicast, or through GECKO_CORE=host where multicast does not work.");
     bool no_multicast = false;
     long long lease_ms = options.lease.count(), hello_ms = options.hello_timeout.count();
+    long long log_period_ms = options.log_period.count();
     args.text("--key", options.key, "KEY", "the key to serve (GECKO_KEY); required").alias("-k");
     args.custom("--multicast", "GROUP:PORT", "multicast group shared by all keys (default 239.255.71.67:7650)",
                 [&](const std::string& v) { return gecko::parse_multicast(v, options.multicast_group, options.multicast_port); });
@@ -66,10 +67,14 @@ int main(int argc, char** argv) {
                  "distinct types one topic may carry (default 16)");
     args.integer("--hello-timeout", hello_ms, 100, 3600000, "MS",
                  "close a connection that has not said hello by then (default 10000)");
+    args.integer("--log-period", log_period_ms, 10, 3600000, "MS",
+                 "a flood of one kind of log line writes at most one such line per MS, with the count held back "
+                 "(default 10000)");
     args.parse_or_exit(argc, argv);
     if (no_multicast) options.multicast = false;
     options.lease = std::chrono::milliseconds(lease_ms);
     options.hello_timeout = std::chrono::milliseconds(hello_ms);
+    options.log_period = std::chrono::milliseconds(log_period_ms);
     if (options.key.empty()) {
         std::fprintf(stderr, "geckocore: no key: pass --key KEY or set GECKO_KEY (--help lists the options)\n");
         return 2;

@@ -40,6 +40,9 @@ struct CoreOptions {
     std::size_t max_types_per_topic = 16;             ///< distinct types declared on one topic (more is a flood)
     std::size_t max_connections = 0;                  ///< TCP connections at once; 0: from the fd limit (raised at start)
     std::chrono::milliseconds hello_timeout{10000};   ///< a connection that has not said hello by then is closed
+    /// A flood of one kind of log line (per reason, not per text) writes its
+    /// first line, then at most one per period, each saying how many were held back.
+    std::chrono::milliseconds log_period{10000};
 };
 
 /// Counters of unusual events, for tests and the "list" reply.
