@@ -5,12 +5,15 @@
 
 #include <algorithm>
 
+#include "format.hpp"
 #include "gecko/net/finder.hpp"
 
 namespace gecko::tools {
 
+// For display: whatever answers on the group names itself, so it is escaped
+// (the endpoint itself stays as sent: it is what `doctor` connects to).
 std::string CoreSeen::describe() const {
-    return "pid " + std::to_string(pid) + " on " + host + " at " + endpoint;
+    return "pid " + std::to_string(pid) + " on " + printable(host) + " at " + printable(endpoint);
 }
 
 Census multicast_census(net::FinderOptions options, std::chrono::milliseconds window) {

@@ -14,6 +14,7 @@
 #include "census.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "format.hpp"
 #include "gecko/net/net.hpp"
 #include "gecko/error.hpp"
 #include "network.hpp"
@@ -23,17 +24,19 @@ namespace gecko::tools {
 
 namespace {
 
+// Every line goes through printable(): the details quote what the network
+// answered (a core's error, a host name), which may hold escape sequences.
 class Report {
 public:
-    void section(const std::string& title) { std::printf("\n%s\n", title.c_str()); }
-    void ok(const std::string& what) { std::printf("  ok    %s\n", what.c_str()); }
-    void info(const std::string& what) { std::printf("  -     %s\n", what.c_str()); }
+    void section(const std::string& title) { std::printf("\n%s\n", printable(title).c_str()); }
+    void ok(const std::string& what) { std::printf("  ok    %s\n", printable(what).c_str()); }
+    void info(const std::string& what) { std::printf("  -     %s\n", printable(what).c_str()); }
     void warn(const std::string& what, const std::string& fix = "") {
-        std::printf("  WARN  %s\n", what.c_str());
+        std::printf("  WARN  %s\n", printable(what).c_str());
         if (!fix.empty()) fixes_.push_back(fix);
     }
     void fail(const std::string& what, const std::string& fix = "") {
-        std::printf("  FAIL  %s\n", what.c_str());
+        std::printf("  FAIL  %s\n", printable(what).c_str());
         if (!fix.empty()) fixes_.push_back(fix);
     }
     void fix(const std::string& text) { fixes_.push_back(text); }
@@ -41,7 +44,7 @@ public:
         if (fixes_.empty()) return;
         std::printf("\nWhat to do:\n");
         int n = 1;
-        for (const auto& f : fixes_) std::printf("  %d. %s\n", n++, f.c_str());
+        for (const auto& f : fixes_) std::printf("  %d. %s\n", n++, printable(f).c_str());
     }
 
 private:

@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "format.hpp"
 #include "gecko/error.hpp"
 #include "suggest.hpp"
 
@@ -112,10 +113,11 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "gecko %s: %s\nTry 'gecko %s --help'.\n", c.name, e.what(), c.name);
             return gecko::tools::exit_usage;
         } catch (const gecko::Error& e) {
-            std::fprintf(stderr, "gecko %s: %s\n", c.name, e.what());
+            // An error may quote what a peer sent (a core's refusal, a server's reply): escaped.
+            std::fprintf(stderr, "gecko %s: %s\n", c.name, gecko::tools::printable(e.what(), true).c_str());
             return e.code() == gecko::Errc::invalid_argument ? gecko::tools::exit_usage : gecko::tools::exit_failure;
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "gecko %s: %s\n", c.name, e.what());
+            std::fprintf(stderr, "gecko %s: %s\n", c.name, gecko::tools::printable(e.what(), true).c_str());
             return gecko::tools::exit_failure;
         }
     }

@@ -81,6 +81,12 @@ void append_json_string(std::string& out, std::string_view s) {
             if (n == 0) {
                 out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
                 ++i;
+            } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+                // A C1 control (U+0080-U+009F, e.g. CSI): valid JSON raw, but a terminal obeys it.
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(s[i + 1])));
+                out += buf;
+                i += n;
             } else {
                 out.append(s.substr(i, n));
                 i += n;
@@ -96,7 +102,7 @@ void append_json_string(std::string& out, std::string_view s) {
             case '\b': out += "\\b"; break;
             case '\f': out += "\\f"; break;
             default:
-                if (c < 0x20) {
+                if (c < 0x20 || c == 0x7f) {
                     char buf[8];
                     std::snprintf(buf, sizeof buf, "\\u%04x", c);
                     out += buf;
@@ -239,6 +245,7 @@ bool plain_safe(std::string_view s) {
         if (c >= 0x80) {
             const std::size_t n = utf8_sequence(s, i);
             if (n == 0) return false;
+            if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) return false;  // C1 control
             i += n - 1;
         }
     }

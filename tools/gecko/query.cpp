@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gecko/error.hpp"
+#include "format.hpp"
 #include "suggest.hpp"
 
 namespace gecko::tools {
@@ -17,6 +18,48 @@ net::FinderOptions search_options(const NodeOptions& node) {
     }
 }
 
+namespace {
+
+// Every name in a graph made safe to print (format.hpp printable()): the
+// answer may come from anything listening where the core was expected.
+void make_printable(Graph& g) {
+    auto fix = [](std::string& s) { s = printable(s); };
+    auto fix_all = [&](std::vector<std::string>& v) {
+        for (auto& s : v) fix(s);
+    };
+    fix(g.key);
+    fix(g.core_endpoint);
+    fix(g.core_host);
+    for (auto& n : g.nodes) {
+        fix(n.name);
+        fix(n.host);
+        fix_all(n.locators);
+    }
+    for (auto& t : g.topics) {
+        fix(t.name);
+        fix(t.type);
+        fix_all(t.types);
+        for (auto* list : {&t.producers, &t.consumers})
+            for (auto& e : *list) {
+                fix(e.kind);
+                fix(e.topic);
+                fix(e.type);
+                fix(e.node);
+                fix(e.host);
+            }
+    }
+    for (auto& c : g.conflicts) {
+        fix(c.topic);
+        fix_all(c.types);
+        fix(c.message);
+    }
+    std::map<std::string, std::uint64_t> counters;
+    for (const auto& [name, value] : g.counters) counters[printable(name)] = value;
+    g.counters = std::move(counters);
+}
+
+}  // namespace
+
 Graph query(const net::FinderOptions& options, std::chrono::milliseconds timeout) {
     Graph r;
     try {
@@ -26,8 +69,9 @@ Graph query(const net::FinderOptions& options, std::chrono::milliseconds timeout
         throw Error(Errc::discovery, std::string(e.what()) + " (`gecko doctor` checks the network)");
     }
     if (r.key != options.key)
-        throw Error(Errc::discovery, "the geckocore at " + r.core_endpoint + " serves key '" + r.key + "', not '" +
-                                         options.key + "': check --key / GECKO_KEY and --core / GECKO_CORE");
+        throw Error(Errc::discovery, "the geckocore at " + printable(r.core_endpoint) + " serves key '" + printable(r.key) +
+                                         "', not '" + options.key + "': check --key / GECKO_KEY and --core / GECKO_CORE");
+    make_printable(r);
     return r;
 }
 
