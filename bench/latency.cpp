@@ -237,9 +237,10 @@ void run_latency(const Options& options) {
         "rounds = measured round trips per stack, pooled over " + std::to_string(options.reps) +
         " run(s); within a run the round trips of the three stacks alternate, in a rotating order. The target is judged on the "
         "pooled p50; p99 on a shared machine mostly measures scheduling. \"p50 ratio per run\" is the range of the "
-        "ratio over the runs: how far noise alone moves it. Last column (diagnostic, no target): Gecko's untyped "
-        "layer, RawPublisher/RawSubscriber reading the payload in place, i.e. without the typed layer's decode "
-        "copy. " +
+        "ratio over the runs: how far noise alone moves it. The gecko column is the typed layer: a message whose "
+        "bytes field is a gecko::BytesView, received with Subscriber::receive_view (read in place, the frame kept, "
+        "no copy out) and echoed with publish(). Last column (diagnostic, no target): Gecko's untyped layer, "
+        "RawPublisher/RawSubscriber. " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
 }

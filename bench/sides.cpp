@@ -18,6 +18,14 @@ std::uint64_t read_tag(const void* data, std::size_t size) {
     return tag;
 }
 
+// gecko.msgs.Bytes with its bytes read in place (a BytesView): the typed
+// layer's way to large payloads (MessageView keeps the frame, no copy out).
+struct BytesRef {
+    static constexpr const char* type_name = gecko::msgs::Bytes::type_name;
+    gecko::BytesView data;
+    GECKO_MSG_FIELDS(data)
+};
+
 class RawSide final : public Side {
 public:
     explicit RawSide(const SideOptions& o) : context_(1) {
@@ -88,11 +96,11 @@ gecko::NodeOptions node_options(const SideOptions& s) {
 class GeckoSide final : public Side {
 public:
     explicit GeckoSide(const SideOptions& o) : node_(node_options(o)) {
-        if (!o.pub_endpoint.empty()) pub_ = node_.publisher<gecko::msgs::Bytes>(topic_for(o.pub_endpoint));
+        if (!o.pub_endpoint.empty()) pub_ = node_.publisher<BytesRef>(topic_for(o.pub_endpoint));
         if (!o.sub_endpoint.empty()) {
             gecko::SubscriberOptions so;
             so.depth = o.depth;
-            sub_ = node_.subscriber<gecko::msgs::Bytes>(topic_for(o.sub_endpoint), so);
+            sub_ = node_.subscriber<BytesRef>(topic_for(o.sub_endpoint), so);
         }
     }
 
@@ -101,16 +109,17 @@ public:
     }
 
     void send(std::uint64_t tag, std::size_t size) override {
-        gecko::msgs::Bytes& message = outgoing(size);
-        std::memcpy(message.data.data(), &tag, sizeof tag);
-        pub_.publish(message);
+        std::vector<std::uint8_t>& bytes = outgoing(size);
+        std::memcpy(bytes.data(), &tag, sizeof tag);
+        pub_.publish(BytesRef{gecko::BytesView(bytes)});
     }
 
-    bool receive(milliseconds timeout) override { return sub_.receive(in_, timeout); }
+    // In place: the bytes are read where they arrived, as the raw side reads its zmq::message_t.
+    bool receive(milliseconds timeout) override { return static_cast<bool>(in_ = sub_.receive_view(timeout)); }
 
-    std::uint64_t tag() const override { return read_tag(in_.data.data(), in_.data.size()); }
-    std::size_t size() const override { return in_.data.size(); }
-    void echo() override { pub_.publish(in_); }
+    std::uint64_t tag() const override { return read_tag(in_->data.data(), in_->data.size()); }
+    std::size_t size() const override { return in_->data.size(); }
+    void echo() override { pub_.publish(*in_); }
     std::uint64_t drops() const override { return sub_.stats().drops; }
     std::uint64_t overwritten() const override { return sub_.stats().overwritten; }
 
@@ -118,21 +127,19 @@ private:
     // Topic names do not matter without discovery; one per endpoint keeps them apart.
     static std::string topic_for(const std::string& endpoint) { return "bench/" + endpoint.substr(endpoint.rfind('/') + 1); }
 
-    gecko::msgs::Bytes& outgoing(std::size_t size) {
-        for (auto& [s, m] : outgoing_) {
-            if (s == size) return m;
+    std::vector<std::uint8_t>& outgoing(std::size_t size) {
+        for (auto& bytes : outgoing_) {
+            if (bytes.size() == size) return bytes;
         }
-        gecko::msgs::Bytes m;
-        m.data.assign(size, 0xA5);
-        outgoing_.emplace_back(size, std::move(m));
-        return outgoing_.back().second;
+        outgoing_.emplace_back(size, std::uint8_t{0xA5});
+        return outgoing_.back();
     }
 
     gecko::Node node_;
-    gecko::Publisher<gecko::msgs::Bytes> pub_;
-    gecko::Subscriber<gecko::msgs::Bytes> sub_;
-    gecko::msgs::Bytes in_;
-    std::vector<std::pair<std::size_t, gecko::msgs::Bytes>> outgoing_;
+    gecko::Publisher<BytesRef> pub_;
+    gecko::Subscriber<BytesRef> sub_;
+    gecko::MessageView<BytesRef> in_;
+    std::vector<std::vector<std::uint8_t>> outgoing_;
 };
 
 class GeckoRawSide final : public Side {

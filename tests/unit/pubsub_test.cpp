@@ -459,3 +459,67 @@ TEST_CASE("a node without a key is refused with a clear message", "[node]") {
         CHECK(std::string(e.what()).find("GECKO_KEY") != std::string::npos);
     }
 }
+
+namespace {
+// gecko.msgs.Bytes with its bytes read in place.
+struct BytesRef {
+    static constexpr const char* type_name = "gecko.msgs.Bytes";
+    gecko::BytesView data;
+    GECKO_MSG_FIELDS(data)
+};
+
+std::vector<std::uint8_t> pattern(std::size_t size, std::uint8_t seed) {
+    std::vector<std::uint8_t> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(i * 31 + seed);
+    return bytes;
+}
+}  // namespace
+
+TEST_CASE("receive_view reads bytes in place and keeps them valid while the view lives", "[pubsub][view]") {
+    const auto transport = GENERATE(as<std::string>{}, "inproc", "mem");
+    const bool compressed = GENERATE(false, true);
+    INFO("transport " << transport << (compressed ? ", compressed" : ""));
+    gecko::Node node(make_node("views", {transport}));
+    gecko::PublisherOptions po;
+    if (compressed) po.compress_above = 0;
+    auto pub = node.publisher<gecko::msgs::Bytes>("blobs", po);
+    auto sub = node.subscriber<BytesRef>("blobs");
+    REQUIRE(pub.wait_for_subscribers(1, 2s));
+
+    // Small (a transport may keep them inline) and large, each held while the next arrives.
+    std::vector<gecko::MessageView<BytesRef>> held;
+    const std::size_t sizes[] = {0, 3, 1000, 1u << 20};
+    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+        gecko::msgs::Bytes m;
+        m.data = pattern(sizes[i], static_cast<std::uint8_t>(i));
+        pub.publish(m);
+        auto view = sub.receive_view(2s);
+        REQUIRE(view);
+        CHECK(view->data.size() == sizes[i]);
+        CHECK(view.info().compressed == compressed);
+        held.push_back(std::move(view));
+    }
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        INFO("message " << i);
+        CHECK(held[i]->data.to_vector() == pattern(sizes[i], static_cast<std::uint8_t>(i)));
+    }
+    CHECK(sub.stats().delivered == std::size(sizes));
+    CHECK_FALSE(sub.receive_view(10ms));
+}
+
+TEST_CASE("receive_view counts a payload that does not decode and goes on to the next", "[pubsub][view]") {
+    gecko::Node node(make_node("views-bad"));
+    auto raw = node.raw_publisher("blobs", gecko::msgs::Bytes::type_name);
+    auto sub = node.subscriber<BytesRef>("blobs");
+    REQUIRE(raw.wait_for_subscribers(1, 2s));
+    const std::uint8_t not_bytes[] = {0x81, 0xa4, 'd', 'a', 't', 'a', 0xa3, 'a', 'b', 'c'};  // {"data": "abc"}: str, not bin
+    raw.publish(not_bytes, sizeof not_bytes);
+    const auto good = pattern(64, 7);
+    std::vector<std::uint8_t> payload = {0x81, 0xa4, 'd', 'a', 't', 'a', 0xc4, 64};  // {"data": bin8 of 64}
+    payload.insert(payload.end(), good.begin(), good.end());
+    raw.publish(payload.data(), payload.size());
+    auto view = sub.receive_view(2s);
+    REQUIRE(view);
+    CHECK(view->data.to_vector() == good);
+    CHECK(sub.stats().decode_errors == 1);
+}

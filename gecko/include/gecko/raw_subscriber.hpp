@@ -75,6 +75,10 @@ public:
     /// Thread-safe: several threads may receive from one subscriber.
     /// @throws gecko::Error (Errc::invalid_argument) for a callback subscriber (its messages go to spin()).
     bool receive(std::chrono::nanoseconds timeout, Visitor visit);
+    /// As receive(), but the payload `visit` sees stays valid after the call
+    /// for as long as `keep` (set before `visit` runs) is held: no copy, the
+    /// received frame itself is kept. Subscriber<T>::receive_view builds on it.
+    bool receive_kept(std::chrono::nanoseconds timeout, Visitor visit, std::shared_ptr<const void>& keep);
 
     const std::string& topic() const;
     const std::string& type_name() const;

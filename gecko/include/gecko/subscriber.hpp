@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "gecko/codec.hpp"
+#include "gecko/message_view.hpp"
 #include "gecko/raw_subscriber.hpp"
 
 namespace gecko {
@@ -37,7 +38,8 @@ public:
 
     /// As above, decoding into `out` (reuses its storage). Returns false on
     /// timeout; then `out` may hold a message that failed to decode (counted
-    /// in stats().decode_errors), so read it only after `true`.
+    /// in stats().decode_errors), so read it only after `true`. A
+    /// gecko::BytesView field would dangle once this returns: use receive_view().
     template <class Rep, class Period>
     bool receive(T& out, std::chrono::duration<Rep, Period> timeout, MessageInfo* info = nullptr) {
         return raw_.receive(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout), [&](const RawView& view) {
@@ -50,6 +52,28 @@ public:
             }
             if (info) *info = view.info;
         });
+    }
+
+    /// Waits up to `timeout` for the next message and decodes it in place:
+    /// gecko::BytesView fields point into the received frame, which the
+    /// returned view keeps alive (no copy of the bytes). An empty view on timeout.
+    /// (receive() decodes a copy: there a BytesView field would dangle once
+    /// the call returns.)
+    template <class Rep, class Period>
+    MessageView<T> receive_view(std::chrono::duration<Rep, Period> timeout) {
+        std::shared_ptr<const void> keep;
+        T message{};
+        MessageInfo info;
+        const bool got = raw_.receive_kept(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(timeout),
+            [&](const RawView& view) {
+                message = T{};  // fields a publisher omits take their defaults
+                codec::decode(view.payload, view.size, message);
+                info = view.info;
+            },
+            keep);
+        if (!got) return {};
+        return MessageView<T>(std::move(message), std::move(info), std::move(keep));
     }
 
     SubscriberStats stats() const { return raw_.stats(); }

@@ -110,7 +110,8 @@ void SubscriberImpl::peers_changed(const std::vector<Peer>& peers) {
     listed_ = std::move(now);
 }
 
-bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Visitor visit) {
+bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Visitor visit,
+                             std::shared_ptr<const void>* keep) {
     if (callback_)
         throw Error(Errc::invalid_argument,
                     "subscriber of '" + topic_ + "' has a callback: its messages arrive through Node::spin()");
@@ -121,11 +122,11 @@ bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Vi
     for (;;) {
         Delivery d;
         while (sink_.pop(d)) {
-            if (deliver(d, visit)) return true;
+            if (deliver(d, visit, keep)) return true;
         }
         if (closed() || !node_->inbound().wait([this] { return !sink_.empty(); }, deadline)) {
             // A last look: something may have arrived with the deadline.
-            if (sink_.pop(d) && deliver(d, visit)) return true;
+            if (sink_.pop(d) && deliver(d, visit, keep)) return true;
             return false;
         }
     }
@@ -142,8 +143,16 @@ std::size_t SubscriberImpl::dispatch(std::size_t budget) {
     return ran;
 }
 
+namespace {
+// What a kept payload lives in: the frame, or the inflated bytes of a compressed one.
+struct KeptPayload {
+    Frame frame;
+    std::vector<std::uint8_t> inflated;
+};
+}  // namespace
+
 template <class Visit>
-bool SubscriberImpl::deliver(Delivery& d, Visit& visit) {
+bool SubscriberImpl::deliver(Delivery& d, Visit& visit, std::shared_ptr<const void>* keep) {
     const wire::FrameHeader& h = d.view.header;
     // Per thread, not per subscriber: several threads may receive from one
     // subscriber; reused, so a delivery allocates nothing once they have grown.
@@ -164,16 +173,26 @@ bool SubscriberImpl::deliver(Delivery& d, Visit& visit) {
     }
     const std::uint8_t* payload = d.view.body;
     std::size_t size = d.view.body_size;
+    std::shared_ptr<KeptPayload> kept;
+    if (keep) kept = std::make_shared<KeptPayload>();
     if (h.compressed()) {
         // Inflated when the application reads (a burst of large frames that
         // keep-last-N overwrites costs nothing), in bounded steps.
-        if (wire::inflate_body(d.view, inflated) != wire::FrameError::none) {
+        auto& out = kept ? kept->inflated : inflated;
+        if (wire::inflate_body(d.view, out) != wire::FrameError::none) {
             sink_.count_decompress_error();
             return false;
         }
-        payload = inflated.data();
-        size = inflated.size();
+        payload = out.data();
+        size = out.size();
+    } else if (kept) {
+        // Moving a frame may move its bytes (a transport keeps small ones
+        // inline): find the payload again by its offset.
+        const auto offset = static_cast<std::size_t>(payload - d.frame.data());
+        kept->frame = std::move(d.frame);
+        payload = kept->frame.data() + offset;
     }
+    if (keep) *keep = std::move(kept);
     bool ok = true;
     try {
         visit(RawView{info, payload, size});
@@ -202,6 +221,9 @@ RawSubscriber::RawSubscriber(RawSubscriber&&) noexcept = default;
 RawSubscriber& RawSubscriber::operator=(RawSubscriber&&) noexcept = default;
 
 bool RawSubscriber::receive(std::chrono::nanoseconds timeout, Visitor visit) { return impl_->receive(timeout, visit); }
+bool RawSubscriber::receive_kept(std::chrono::nanoseconds timeout, Visitor visit, std::shared_ptr<const void>& keep) {
+    return impl_->receive(timeout, visit, &keep);
+}
 const std::string& RawSubscriber::topic() const { return impl_->topic(); }
 const std::string& RawSubscriber::type_name() const { return impl_->type_name(); }
 std::uint64_t RawSubscriber::id() const { return impl_->id(); }

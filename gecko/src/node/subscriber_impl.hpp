@@ -22,7 +22,9 @@ public:
     /// Routes and registers it; once the shared_ptr exists.
     void start();
 
-    bool receive(std::chrono::nanoseconds timeout, RawSubscriber::Visitor visit);
+    /// `keep`: if not null, the payload outlives the call while *keep is held.
+    bool receive(std::chrono::nanoseconds timeout, RawSubscriber::Visitor visit,
+                 std::shared_ptr<const void>* keep = nullptr);
     SubscriberStats stats() const { return sink_.stats(); }
     const std::string& topic() const { return topic_; }
     const std::string& type_name() const { return options_.type_name; }
@@ -39,7 +41,7 @@ public:
 
 private:
     template <class Visit>
-    bool deliver(Delivery& d, Visit& visit);
+    bool deliver(Delivery& d, Visit& visit, std::shared_ptr<const void>* keep = nullptr);
     bool closed() {
         std::lock_guard<std::mutex> lock(close_mutex_);
         return closed_;
