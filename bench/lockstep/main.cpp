@@ -654,6 +654,33 @@ void measure_inproc(const Scene& scene, int rounds, Costs& costs) {
     costs.inproc_raw_cpu_us = percentile(raw_cpu, 50);
 }
 
+/// --profile: only Gecko's steps, both ends in this process over inproc, so
+/// that `perf record gecko_lockstep_bench --profile 50000` shows Gecko alone.
+void profile_inproc(const Scene& scene, int steps) {
+    std::atomic<bool> stop{false};
+    gecko::Node sim_node = bench_node("bench-sim");
+    gecko::Node ctl_node = bench_node("bench-controller");
+    sim_node.connect(ctl_node.locators().front());
+    ctl_node.connect(sim_node.locators().front());
+    BenchBackend backend(scene);
+    gecko::click::SimulationServer server(sim_node, "sim", backend, gecko::click::SimulationServerOptions{});
+    std::thread sim_thread([&] {
+        while (!stop && server.spin_once(milliseconds(10))) {
+        }
+    });
+    {
+        GeckoClient client(ctl_node, scene);
+        for (int i = 0; i < 100; ++i) client.step(static_cast<std::uint64_t>(i));
+        const double t0 = process_cpu_us();
+        const std::int64_t w0 = mono_ns();
+        for (int i = 0; i < steps; ++i) client.step(static_cast<std::uint64_t>(i));
+        std::printf("%d gecko steps over inproc: %.2f us CPU per step (all threads), %.2f us wall per step\n", steps,
+                    (process_cpu_us() - t0) / steps, static_cast<double>(mono_ns() - w0) / 1000.0 / steps);
+    }
+    stop = true;
+    sim_thread.join();
+}
+
 // ---- the report ---------------------------------------------------------------------
 
 struct LockstepOptions {
@@ -663,23 +690,6 @@ struct LockstepOptions {
     int rounds = 2000;
 };
 
-void usage(std::FILE* out) {
-    std::fputs(
-        "usage: gecko_lockstep_bench [--quick] [--markdown] [--reps N] [--rounds N]\n"
-        "\n"
-        "The Click lockstep round trip (a ~200 B Control in, a ~900 B Sensor out), on ipc\n"
-        "and tcp loopback: gecko::click::Controller <-> SimulationServer, a Click client\n"
-        "through the gateway, and raw ZeroMQ REQ/REP of the same byte sizes, interleaved\n"
-        "in one run. Prints p50/p90/p99 and steps/s per row and the gecko/raw ratio.\n"
-        "\n"
-        "  --quick       300 round trips per stack, one run (a smoke run, rough figures)\n"
-        "  --markdown    print the table as Markdown\n"
-        "  --reps N      runs (fresh processes each), pooled (default 3, --quick 1)\n"
-        "  --rounds N    measured round trips per stack and run (default 2000)\n"
-        "\n"
-        "Exits 2 if a side stalls (every receive has a timeout), 1 on bad usage.\n",
-        out);
-}
 
 
 std::string ratio(double v) { return fmt(v, 2) + "×"; }
@@ -781,40 +791,23 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
 
 int main(int argc, char** argv) {
     LockstepOptions options;
-    bool reps_given = false, rounds_given = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto number = [&](int lo, int hi) {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "gecko_lockstep_bench: %s needs a value\n", arg.c_str());
-                std::exit(1);
-            }
-            const int n = std::atoi(argv[++i]);
-            if (n < lo || n > hi) {
-                std::fprintf(stderr, "gecko_lockstep_bench: %s takes %d..%d\n", arg.c_str(), lo, hi);
-                std::exit(1);
-            }
-            return n;
-        };
-        if (arg == "--quick") {
-            options.quick = true;
-        } else if (arg == "--markdown") {
-            options.markdown = true;
-        } else if (arg == "--reps") {
-            options.reps = number(1, 20);
-            reps_given = true;
-        } else if (arg == "--rounds") {
-            options.rounds = number(10, 100000);
-            rounds_given = true;
-        } else if (arg == "--help" || arg == "-h") {
-            usage(stdout);
-            return 0;
-        } else {
-            std::fprintf(stderr, "gecko_lockstep_bench: unknown option '%s'\n", arg.c_str());
-            usage(stderr);
-            return 1;
-        }
-    }
+    long long reps = 0, rounds = 0, profile = 0;
+    gecko::OptionParser args(
+        "gecko_lockstep_bench",
+        "the Click lockstep round trip (a ~200 B Control in, a ~900 B Sensor out), on ipc and tcp loopback: "
+        "gecko::click::Controller <-> SimulationServer, a Click client through the gateway, and raw ZeroMQ REQ/REP "
+        "of the same byte sizes, interleaved in one run. Prints p50/p90/p99 and steps/s per row and the gecko/raw "
+        "ratio. Exits 2 if a side stalls (every receive has a timeout) or on bad usage");
+    args.flag("--quick", options.quick, "300 round trips per stack, one run (a smoke run, rough figures)");
+    args.flag("--markdown", options.markdown, "print the table as Markdown");
+    args.integer("--reps", reps, 1, 20, "N", "runs (fresh processes each), pooled (default 3, --quick 1)");
+    args.integer("--rounds", rounds, 10, 100000, "N", "measured round trips per stack and run (default 2000)");
+    args.integer("--profile", profile, 1, 10000000, "STEPS",
+                 "only run STEPS gecko steps in this process over inproc and print the CPU time per step (for perf)");
+    args.parse_or_exit(argc, argv);
+    const bool reps_given = reps != 0, rounds_given = rounds != 0;
+    if (reps_given) options.reps = static_cast<int>(reps);
+    if (rounds_given) options.rounds = static_cast<int>(rounds);
     if (options.quick) {
         if (!reps_given) options.reps = 1;
         if (!rounds_given) options.rounds = 300;
@@ -840,6 +833,10 @@ int main(int argc, char** argv) {
 
     try {
         const Scene scene = make_scene();
+        if (profile) {
+            profile_inproc(scene, static_cast<int>(profile));
+            return 0;
+        }
         Costs costs = measure_costs(scene);
         measure_inproc(scene, options.quick ? 300 : 2000, costs);
         std::vector<Samples> runs;

@@ -18,7 +18,10 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 }
 
 void Buffer::reserve(std::size_t n) {
-    if (n <= capacity_) return;
+    if (n > capacity_) grow(n);
+}
+
+void Buffer::grow(std::size_t n) {
     // Doubling keeps appends amortised; a single large request gets exactly
     // what it asks for (a 1 MiB frame must not cost a 2 MiB allocation).
     std::size_t grown = capacity_ * 2 > n ? capacity_ * 2 : n;
@@ -32,13 +35,6 @@ void Buffer::reserve(std::size_t n) {
 void Buffer::resize(std::size_t n) {
     reserve(n);
     size_ = n;
-}
-
-void Buffer::write(const char* bytes, std::size_t n) {
-    if (n == 0) return;  // memcpy from a null pointer is undefined, even for 0 bytes
-    reserve(size_ + n);
-    std::memcpy(data_ + size_, bytes, n);
-    size_ += n;
 }
 
 std::uint8_t* Buffer::release() noexcept {

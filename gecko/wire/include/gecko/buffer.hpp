@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace gecko {
 
@@ -23,8 +24,14 @@ public:
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
 
-    /// Appends bytes (the msgpack buffer concept).
-    void write(const char* bytes, std::size_t n);
+    /// Appends bytes (the msgpack buffer concept). Inline: the encoder calls
+    /// it once per small value, and the common case is a memcpy.
+    void write(const char* bytes, std::size_t n) {
+        if (n == 0) return;  // memcpy from a null pointer is undefined, even for 0 bytes
+        if (n > capacity_ - size_) grow(size_ + n);
+        std::memcpy(data_ + size_, bytes, n);
+        size_ += n;
+    }
     /// Sets the size; new bytes are uninitialised.
     void resize(std::size_t n);
     void reserve(std::size_t n);
@@ -40,6 +47,8 @@ public:
     std::uint8_t* release() noexcept;
 
 private:
+    void grow(std::size_t n);  // reserve(n), out of line
+
     std::uint8_t* data_ = nullptr;
     std::size_t size_ = 0;
     std::size_t capacity_ = 0;
