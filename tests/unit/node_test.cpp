@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -167,4 +168,33 @@ TEST_CASE("SIGINT wakes a blocked receive() and spin() at once, whichever thread
     sigaction(SIGINT, &old_int, nullptr);  // the test runner's own handling, back
     INFO("returned " << latency.count() << " ms after SIGINT");
     CHECK(latency < 20ms);
+}
+
+TEST_CASE("a node offers what the transport registry knows, and names it when asked for something else", "[node][transports]") {
+    // Every registered scheme opens; locators come back with their scheme.
+    auto node = test::make_node("registry", {"inproc", "ipc", "tcp", "mem"});
+    std::set<std::string> schemes;
+    for (const auto& l : node.locators()) schemes.insert(l.substr(0, l.find("://")));
+    CHECK(schemes == std::set<std::string>{"inproc", "ipc", "tcp", "mem"});
+    // An exact locator to bind replaces the automatic ones of its transport.
+    gecko::NodeOptions o;
+    o.key = "unit";
+    o.name = "listener";
+    o.discovery = false;
+    o.transports = {};
+    o.listen = {"tcp://127.0.0.1:*"};  // the kernel picks the port
+    gecko::Node listener(o);
+    std::vector<std::string> tcp;
+    for (const auto& l : listener.locators())
+        if (l.rfind("tcp://", 0) == 0) tcp.push_back(l);
+    REQUIRE(tcp.size() == 1);
+    CHECK(tcp[0].rfind("tcp://127.0.0.1:", 0) == 0);
+    // An unknown one is refused with the list of known ones.
+    try {
+        test::make_node("unknown", {"shm"});
+        FAIL("a node opened an unknown transport");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::invalid_argument);
+        CHECK_THAT(e.what(), Catch::Contains("unknown transport 'shm'") && Catch::Contains("inproc, ipc, tcp"));
+    }
 }

@@ -13,6 +13,7 @@
 #include "gecko/signals.hpp"
 #include "gecko/testing.hpp"
 #include "gecko/wire/names.hpp"
+#include "transport/registry.hpp"
 #include "node/node_impl.hpp"
 #include "node/subscriber_impl.hpp"
 
@@ -75,8 +76,7 @@ std::string check_multicast(const std::string& v) {
 
 std::string check_transports(const std::string& v) {
     for (const auto& t : split(v))
-        if (t != "inproc" && t != "ipc" && t != "tcp" && t != "mem")
-            return "unknown transport '" + t + "' (known: inproc, ipc, tcp, mem)";
+        if (!detail::transport_for(t)) return "unknown transport '" + t + "' (known: " + detail::known_schemes() + ")";
     return split(v).empty() ? "no transport named" : "";
 }
 

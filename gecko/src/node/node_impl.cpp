@@ -13,8 +13,7 @@
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/signals.hpp"
 #include "gecko/time.hpp"
-#include "transport/mem_transport.hpp"
-#include "transport/zmq_transport.hpp"
+#include "transport/registry.hpp"
 
 namespace gecko::detail {
 namespace {
@@ -26,14 +25,6 @@ std::string pid_namespace() {
 }
 
 bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-// The link of a node to itself: how its own subscribers hear its own publishers.
-std::string self_locator(const std::vector<std::string>& locators) {
-    for (const char* scheme : {"mem", "inproc", "ipc", "tcp"})
-        for (const auto& l : locators)
-            if (scheme_of(l) == scheme) return l;
-    return {};
-}
 
 }  // namespace
 
@@ -54,15 +45,6 @@ NodeImpl::NodeImpl(NodeOptions options)
         const std::string s(scheme_of(l));
         if (!has(schemes, s)) schemes.push_back(s);
     }
-    std::vector<std::string> zmq_schemes;
-    for (const auto& s : schemes) {
-        if (s == "tcp" || s == "ipc" || s == "inproc") {
-            zmq_schemes.push_back(s);
-        } else if (s != "mem") {
-            throw Error(Errc::invalid_argument, "node '" + options_.name + "': unknown transport '" + s +
-                                                    "' (known: inproc, ipc, tcp, mem)");
-        }
-    }
     PortOptions po;
     po.node = options_.name;
     po.session = session_;
@@ -73,24 +55,33 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.receive_queue = options_.receive_queue;
     po.max_message_size = options_.max_message_size;
     po.linger = options_.linger;
-    po.listen = options_.listen;
 
+    // One transport per registered kind this node offers a scheme of. With
+    // nothing named (explicit peers only, say), the registry's network
+    // transport opens anyway: it connects to what it is told to.
     std::vector<std::unique_ptr<OutPort>> outs;
     std::vector<std::unique_ptr<InPort>> ins;
     std::vector<std::vector<std::string>> in_schemes;
-    if (!zmq_schemes.empty() || options_.transports.empty()) {
-        context_ = net::process_context();
-        // A zmq in-port connects to any ZeroMQ locator, whatever this node offers itself.
-        transports_.push_back(make_zmq_transport(context_, options_.listen.empty() ? zmq_schemes : std::vector<std::string>{"inproc"}));
-        outs.push_back(transports_.back()->open_out(po));
-        ins.push_back(transports_.back()->open_in(po));
-        in_schemes.push_back({"tcp", "ipc", "inproc"});
-    }
-    if (has(schemes, "mem")) {
-        transports_.push_back(make_mem_transport());
-        outs.push_back(transports_.back()->open_out(po));
-        ins.push_back(transports_.back()->open_in(po));
-        in_schemes.push_back({"mem"});
+    for (const auto& s : schemes)
+        if (!transport_for(s))
+            throw Error(Errc::invalid_argument, "node '" + options_.name + "': unknown transport '" + s +
+                                                    "' (known: " + known_schemes() + ")");
+    for (const auto& kind : transport_kinds()) {
+        std::vector<std::string> offered, all;
+        for (const auto& s : kind.schemes) {
+            all.emplace_back(s.scheme);
+            if (has(schemes, std::string(s.scheme))) offered.emplace_back(s.scheme);
+        }
+        const bool reaches_network = std::any_of(kind.schemes.begin(), kind.schemes.end(),
+                                                 [](const SchemeInfo& s) { return s.reach == Reach::network; });
+        if (offered.empty() && !(schemes.empty() && reaches_network)) continue;
+        PortOptions kind_po = po;
+        for (const auto& l : options_.listen)
+            if (transport_for(scheme_of(l)) == &kind) kind_po.listen.push_back(l);
+        transports_.push_back(kind.open(offered));
+        outs.push_back(transports_.back()->open_out(kind_po));
+        ins.push_back(transports_.back()->open_in(kind_po));
+        in_schemes.push_back(std::move(all));  // an in-port connects to any of its schemes, offered or not
     }
     outbound_ = std::make_unique<Outbound>(std::move(outs), options_.key, notices_);
     inbound_ = std::make_unique<Inbound>(std::move(ins), std::move(in_schemes), notices_, reactor_);

@@ -35,10 +35,6 @@
 #include "node/reactor.hpp"
 #include "transport/transport.hpp"
 
-namespace zmq {
-class context_t;
-}
-
 namespace gecko::detail {
 
 /// What every entity of a node is to its node.
@@ -143,7 +139,6 @@ private:
     Logger logger_;
     Whereabouts here_;
     std::uint64_t session_ = 0;
-    std::shared_ptr<zmq::context_t> context_;
     std::vector<std::unique_ptr<Transport>> transports_;
     Notices notices_;
     Reactor reactor_;

@@ -5,7 +5,7 @@
 // pair of nodes uses is chosen once, from the locators discovery carries
 // (choose_locator). Nothing above this file knows what a ZeroMQ socket or a
 // shared-memory ring is: a new transport is a new file that implements these
-// three classes and registers itself by locator scheme.
+// three classes plus an entry in the registry (registry.hpp), by locator scheme.
 //
 // Locators are URLs: "tcp://10.0.0.2:41234", "ipc:///tmp/gecko-…",
 // "inproc://gecko-…" (ZeroMQ), "mem://<name>" (in-process queues, for tests
@@ -93,9 +93,10 @@ public:
     virtual void unsubscribe(const Interest& interest) = 0;
     /// The next frame, if one is waiting; never blocks.
     virtual bool take(Frame& out) = 0;
-    /// True if take() may succeed now (no waiting). After take() returned
-    /// false, and nothing else was done on the port since, this is false and
-    /// costs nothing: the receive path calls it instead of a take() that would fail.
+    /// True if take() may succeed now (no waiting; it may answer true when it
+    /// does not know). After take() returned false, and nothing else was done
+    /// on the port since, this is false and costs nothing: the receive path
+    /// calls it instead of a take() that would fail.
     virtual bool ready_now() = 0;
     /// Waits up to `timeout` until take() may succeed or one of `also` (other
     /// file descriptors: the node's wake-up, the process's shutdown; -1 for
@@ -126,10 +127,5 @@ struct Whereabouts {
     std::int32_t pid = 0;
     std::string pid_namespace;  ///< equal host_id and pid_namespace and pid: the same process
 };
-
-/// Picks the one locator this node uses to reach a node at `there` that
-/// offers `locators`, from this node at `here`: in-process queues, then
-/// inproc within one process; ipc on the same host; else tcp. Empty if none fits.
-std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there);
 
 }  // namespace gecko::detail

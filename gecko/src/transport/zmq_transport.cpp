@@ -125,7 +125,9 @@ public:
         std::vector<std::string> endpoints;
         // inproc always: the node's link to itself, and to other nodes of the process.
         endpoints.push_back("inproc://gecko-" + hex(o.session));
-        if (offers("ipc")) {
+        // Exact locators to bind (PortOptions::listen) replace the automatic ones.
+        const bool automatic = o.listen.empty();
+        if (automatic && offers("ipc")) {
             remove_stale_ipc_files(o.ipc_directory);
             // Short enough for sun_path: the directory, then at most ~60 bytes of name.
             std::string path = o.ipc_directory + "/gecko-" + sanitize(o.key, 12) + "-" + sanitize(o.node, 16) + "-" +
@@ -133,9 +135,8 @@ public:
             if (path.size() > max_ipc_path) path = o.ipc_directory + "/gecko-" + hex(o.session) + ".sock";
             if (path.size() <= max_ipc_path) endpoints.push_back("ipc://" + path);
         }
-        if (offers("tcp")) endpoints.push_back("tcp://" + o.tcp_address + ":*");
-        for (const auto& l : o.listen)
-            if (scheme_of(l) != "mem") endpoints.push_back(l);
+        if (automatic && offers("tcp")) endpoints.push_back("tcp://" + o.tcp_address + ":*");
+        for (const auto& l : o.listen) endpoints.push_back(l);
         for (const auto& endpoint : endpoints) {
             try {
                 socket_.bind(endpoint);
@@ -256,12 +257,10 @@ public:
         return true;
     }
 
-    bool ready_now() override {
-        if (drained_) return false;
-        const bool in = (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
-        drained_ = !in;  // ZMQ_EVENTS processed the commands too
-        return in;
-    }
+    // Optimistic: unless the last take() found nothing (and nothing happened
+    // since), say "maybe" and let take() find out. Asking ZeroMQ (ZMQ_EVENTS)
+    // would cost the same command processing as the take() that follows.
+    bool ready_now() override { return !drained_; }
 
     // poll() on ZeroMQ's fd directly, as a blocking recv does inside: valid
     // once the socket's commands are processed (drained_), which saves the

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "transport/registry.hpp"
+
+#include "gecko/net/zmq_socket.hpp"
+#include "transport/mem_transport.hpp"
+#include "transport/zmq_transport.hpp"
+
+namespace gecko::detail {
+
+const std::vector<TransportKind>& transport_kinds() {
+    static const std::vector<TransportKind> kinds = {
+        {"in-process queues",
+         {{"mem", Reach::process}},
+         [](const std::vector<std::string>&) { return make_mem_transport(); }},
+        {"ZeroMQ",
+         {{"inproc", Reach::process}, {"ipc", Reach::host}, {"tcp", Reach::network}},
+         [](const std::vector<std::string>& offered) { return make_zmq_transport(net::process_context(), offered); }},
+    };
+    return kinds;
+}
+
+const TransportKind* transport_for(std::string_view scheme) noexcept {
+    for (const auto& kind : transport_kinds())
+        for (const auto& s : kind.schemes)
+            if (s.scheme == scheme) return &kind;
+    return nullptr;
+}
+
+std::string known_schemes() {
+    std::string out;
+    for (const auto& kind : transport_kinds())
+        for (const auto& s : kind.schemes) {
+            if (!out.empty()) out += ", ";
+            out += s.scheme;
+        }
+    return out;
+}
+
+namespace {
+
+// The first locator whose scheme has exactly this reach, in the registry's order.
+std::string pick(const std::vector<std::string>& locators, Reach reach) {
+    for (const auto& kind : transport_kinds())
+        for (const auto& s : kind.schemes) {
+            if (s.reach != reach) continue;
+            for (const auto& l : locators)
+                if (scheme_of(l) == s.scheme) return l;
+        }
+    return {};
+}
+
+}  // namespace
+
+std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there) {
+    // The same /tmp and /dev/shm: equal host ids (boot id + mount namespace);
+    // a peer that sent none is compared by host name.
+    const bool same_host = there.host_id.empty() ? there.host == here.host : there.host_id == here.host_id;
+    const bool same_process = same_host && there.pid == here.pid && there.pid_namespace == here.pid_namespace;
+    // The narrowest reach that applies first; a wider one always works too.
+    std::string chosen;
+    if (same_process) chosen = pick(locators, Reach::process);
+    if (chosen.empty() && same_host) chosen = pick(locators, Reach::host);
+    if (chosen.empty()) chosen = pick(locators, Reach::network);
+    return chosen;
+}
+
+std::string self_locator(const std::vector<std::string>& locators) {
+    for (Reach reach : {Reach::process, Reach::host, Reach::network})
+        if (auto l = pick(locators, reach); !l.empty()) return l;
+    return {};
+}
+
+}  // namespace gecko::detail
