@@ -20,7 +20,14 @@ namespace gecko {
 /// The stable wire name of a message type ("gecko.msgs.Imu").
 template <class T>
 constexpr std::string_view type_name_of() noexcept {
-    return T::type_name;
+    static_assert(wire::is_message_v<T>,
+                  "gecko: a message type needs `static constexpr const char* type_name = \"pkg.Name\";` and "
+                  "GECKO_MSG_FIELDS(field, ...) (see gecko/message.hpp)");
+    if constexpr (wire::is_message_v<T>) {
+        return T::type_name;
+    } else {
+        return {};
+    }
 }
 
 namespace codec {
