@@ -138,7 +138,8 @@ class Controller:
         self._last_id += 1
         rid = self._last_id
         body.request_id = rid
-        request = mc.Request(controller_id=self.id, request_id=rid, kind=kind)
+        # answer_subscriber: while the simulation sees it connected, we are alive.
+        request = mc.Request(controller_id=self.id, request_id=rid, kind=kind, answer_subscriber=self._answers.id)
         setattr(request, field, body)
         payload = message.encode(request)
         self._requests.publish_payload(payload)
@@ -164,6 +165,10 @@ class Controller:
                 raise Error("timeout", "no answer to %s #%d from simulation '%s' within %d ms (topic '%s', key '%s')"
                             % (what, rid, self.simulation, self.timeout * 1000, self.topics[1], self.node.key))
             if self.resend_after > 0 and now >= resend_at:
+                if self._requests.subscriber_count() == 0:  # the simulation exited, or its link dropped
+                    raise Error("no_peer", "simulation '%s' is gone: nothing subscribes to '%s' any more (it exited, "
+                                           "or its link dropped) while %s #%d waited for its answer"
+                                % (self.simulation, self.topics[0], what, rid))
                 self._requests.publish_payload(payload)  # same id: answered from the cache if already served
                 self.stats["resends"] += 1
                 interval = min(interval * 2, self.resend_after)

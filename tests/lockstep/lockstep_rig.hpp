@@ -144,9 +144,12 @@ struct Rig {
             over = true;
         });
     }
-    ~Rig() {
+    ~Rig() { stop(); }
+    /// Ends the server (its thread, then the server itself: its subscriptions close).
+    void stop() {
         quit = true;
-        thread.join();
+        if (thread.joinable()) thread.join();
+        server.reset();
     }
     Rig(const Rig&) = delete;
     Rig& operator=(const Rig&) = delete;

@@ -494,6 +494,62 @@ TEST_CASE("a silent controller is taken over after takeover_after", "[lockstep][
     CHECK(rig.server->status().controller == "second");
 }
 
+TEST_CASE("a controller whose process ended is replaced at once, not after takeover_after", "[lockstep][refusal]") {
+    CountingBackend backend;
+    gecko::click::SimulationServerOptions options;
+    options.takeover_after = std::chrono::minutes(10);  // never, within this test
+    Rig rig(backend, options);
+    auto first = std::make_unique<gecko::click::Controller>(rig.controller("first"));
+    first->handshake();
+    REQUIRE(first->step(arm_control(1.0, 1.0)).is_sensor());
+    first.reset();  // gone without ending its run, as a killed process: its answer subscription closes
+
+    auto second = rig.controller("second");
+    // Accepted as soon as the simulation has seen the subscription close
+    // (bounded; refused until then, never for takeover_after).
+    CHECK(eventually([&] {
+        try {
+            second.handshake();
+            return true;
+        } catch (const gecko::Error&) {
+            return false;
+        }
+    }));
+    CHECK(second.step(arm_control(1.0, 1.0)).is_sensor());
+    CHECK(rig.server->status().controller == "second");
+}
+
+TEST_CASE("a live controller that says nothing for a while is not replaced", "[lockstep][refusal]") {
+    CountingBackend backend;
+    gecko::click::SimulationServerOptions options;
+    options.takeover_after = std::chrono::minutes(10);
+    Rig rig(backend, options);
+    auto first = rig.controller("first");
+    first.handshake();
+    auto second = rig.controller("second");
+    for (int i = 0; i < 3; ++i) CHECK_THROWS_AS(second.handshake(), gecko::Error);
+    CHECK(rig.server->status().controller == "first");
+    CHECK(first.step(arm_control(1.0, 1.0)).is_sensor());
+}
+
+TEST_CASE("a simulation that exits ends the controller's wait at once, not at its timeout", "[lockstep][refusal]") {
+    CountingBackend backend;
+    Rig rig(backend);
+    auto o = rig.controller_options("ctl");
+    o.timeout = std::chrono::seconds(60);  // ended by this timeout instead, the code says timeout: a failure
+    auto ctl = rig.controller(o);
+    ctl.handshake();
+    REQUIRE(ctl.step(arm_control(1.0, 1.0)).is_sensor());
+    rig.stop();
+    try {
+        ctl.step(arm_control(1.0, 1.0));
+        FAIL("a step without a simulation must throw");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::no_peer);
+        CHECK_THAT(e.what(), Catch::Contains("simulation 'sim' is gone"));
+    }
+}
+
 TEST_CASE("waiting for a simulation that is not there fails with a clear error", "[lockstep][refusal]") {
     auto node = make_node("alone");
     gecko::click::ControllerOptions o;

@@ -84,6 +84,7 @@ struct Controller::Impl {
         }
         request.controller_id = id;
         request.request_id = ++last_request_id;
+        request.answer_subscriber = answers.raw().id();  // while it is connected, we are alive
         requests.publish(request);
         ++counters.requests;
 
@@ -116,6 +117,14 @@ struct Controller::Impl {
                                                       " ms (topic '" + topics.answer + "', key '" + key + "')");
             }
             if (options.resend_after.count() > 0 && now >= resend_at) {
+                // The simulation exited (or its link dropped): nothing subscribes
+                // to its requests any more. Say so now, not at the deadline.
+                if (requests.subscriber_count() == 0) {
+                    throw gecko::Error(Errc::no_peer, std::string("simulation '") + name + "' is gone: nothing "
+                                                          "subscribes to '" + topics.request + "' any more (it "
+                                                          "exited, or its link dropped) while " + what + " #" +
+                                                          std::to_string(request.request_id) + " waited for its answer");
+                }
                 requests.publish(request);  // same id: answered from the cache if it was already served
                 ++counters.resends;
                 interval = std::min(interval * 2, options.resend_after);

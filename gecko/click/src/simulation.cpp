@@ -244,6 +244,11 @@ struct SimulationServer::Impl {
         if (r.controller_id.empty()) return error_answer(r, "request without a controller_id");
 
         // One controller at a time.
+        if (!owner.empty() && owner != r.controller_id && owner_gone()) {
+            logger.info("controller '" + owner + "' is gone (its answer subscription closed): controller '" +
+                        r.controller_id + "' may drive simulation '" + name + "'");
+            owner.clear();
+        }
         if (!owner.empty() && owner != r.controller_id) {
             const auto silent = ms_since(owner_seen, now);
             if (options.takeover_after.count() > 0 && silent >= options.takeover_after.count()) {
@@ -262,6 +267,7 @@ struct SimulationServer::Impl {
             logger.info("controller '" + owner + "' drives simulation '" + name + "'");
         }
         owner_seen = now;
+        owner_subscriber = r.answer_subscriber.value_or(0);
 
         // A simulation-side reset is reported to the next request, whatever it is, except Error.
         if (reset_pending && r.kind != RequestKind::error) {
@@ -356,6 +362,15 @@ struct SimulationServer::Impl {
         }
     }
 
+    // True if the owner said which subscriber receives its answers and that
+    // subscriber is no longer connected: its process ended, cleanly or not.
+    bool owner_gone() const {
+        if (owner_subscriber == 0) return false;
+        for (const auto& s : answers.subscribers())
+            if (s.id == owner_subscriber) return false;
+        return true;
+    }
+
     void sync_status() {
         live.state = sm.state();
         live.stop_cause = sm.stop_cause();
@@ -413,6 +428,7 @@ struct SimulationServer::Impl {
     std::map<std::string, Cached> cache;
     std::string owner;
     Clock::time_point owner_seen;
+    std::uint64_t owner_subscriber = 0;  // the owner's answer subscriber (0: not said)
     std::optional<Clock::time_point> last_stop_commands;  // paces stop cycles (stop_cycle_period)
     bool running{false};
     bool reset_pending{false};

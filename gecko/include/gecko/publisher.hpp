@@ -45,6 +45,8 @@ public:
 
     /// Subscribers connected now.
     std::size_t subscriber_count() const { return raw_.subscriber_count(); }
+    /// Who listens now (RawPublisher::subscribers()).
+    std::vector<SubscriberInfo> subscribers() const { return raw_.subscribers(); }
     /// Waits until at least `count` subscribers are connected; false on timeout.
     bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
         return raw_.wait_for_subscribers(count, timeout);

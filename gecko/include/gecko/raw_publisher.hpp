@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gecko/buffer.hpp"
 #include "gecko/stats.hpp"
@@ -30,6 +31,15 @@ struct PublisherOptions {
     /// (ROS's latched topics, DDS's transient-local durability): a robot's
     /// description, a map, a mode, read by pages and controllers that start late.
     bool latched = false;
+};
+
+/// A subscriber connected to a publisher, as it announced itself.
+struct SubscriberInfo {
+    std::uint64_t id = 0;       ///< its entity id (RawSubscriber::id())
+    std::string node;           ///< its node's name
+    std::uint64_t session = 0;  ///< its node's session
+    std::string type;           ///< the type it expects ("" or "*": any)
+    std::size_t depth = 0;      ///< its keep-last-N depth
 };
 
 class RawPublisher {
@@ -58,6 +68,10 @@ public:
     std::uint64_t id() const;
     /// Subscribers connected now (any type; stats() tells the mismatched ones).
     std::size_t subscriber_count() const;
+    /// Who they are, as each announced itself (a recorder listening to the
+    /// whole key included). A subscriber whose link closes, cleanly or not,
+    /// leaves this list as soon as the transport notices.
+    std::vector<SubscriberInfo> subscribers() const;
     /// Waits until at least `count` subscribers are connected: a message
     /// published after it returns true reaches them. False on timeout.
     bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout);

@@ -126,6 +126,14 @@ public:
         return sending_.subscribers.load();
     }
 
+    std::vector<SubscriberInfo> subscribers() {
+        std::vector<SubscriberInfo> out;
+        if (closed()) return out;
+        for (const auto& a : node_->outbound().subscribers_of(sending_.channel))
+            out.push_back(SubscriberInfo{a.id, a.node, a.session, a.type, static_cast<std::size_t>(a.depth)});
+        return out;
+    }
+
     bool wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
         if (closed()) return false;
         return node_->outbound().wait_for_subscribers(sending_, count, std::chrono::steady_clock::now() + timeout);
@@ -210,6 +218,7 @@ const std::string& RawPublisher::topic() const { return impl_->topic(); }
 const std::string& RawPublisher::type_name() const { return impl_->type_name(); }
 std::uint64_t RawPublisher::id() const { return impl_->id(); }
 std::size_t RawPublisher::subscriber_count() const { return impl_->subscriber_count(); }
+std::vector<SubscriberInfo> RawPublisher::subscribers() const { return impl_->subscribers(); }
 bool RawPublisher::wait_for_subscribers(std::size_t count, std::chrono::milliseconds timeout) {
     return impl_->wait_for_subscribers(count, timeout);
 }

@@ -71,7 +71,8 @@ AnswerKind.__module__ = _M
 Request = define("gecko.msgs.click.Request", [
     ("controller_id", STR), ("request_id", U64), ("kind", RequestKind, RequestKind.sensor_request),
     ("handshake_init", Optional(HandshakeInit)), ("sensor_request", Optional(SensorRequest)),
-    ("control", Optional(Control)), ("reset", Optional(Reset)), ("error", Optional(Error))], module=_M)
+    ("control", Optional(Control)), ("reset", Optional(Reset)), ("error", Optional(Error)),
+    ("answer_subscriber", Optional(U64))], module=_M)
 Answer = define("gecko.msgs.click.Answer", [
     ("controller_id", STR), ("answers", U64), ("kind", AnswerKind, AnswerKind.error), ("simulation", STR),
     ("handshake", Optional(Handshake)), ("sensor", Optional(Sensor)), ("reset", Optional(Reset)),

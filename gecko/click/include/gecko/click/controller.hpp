@@ -107,7 +107,10 @@ public:
     /// Sends a HandshakeInit and returns the Handshake (kept: see last_handshake()).
     /// A pending simulation-side reset is absorbed (the handshake is asked again).
     /// @throws gecko::Error: Errc::no_peer if no simulation subscribes within
-    ///         connect_timeout, Errc::timeout if no answer comes within timeout,
+    ///         connect_timeout, or once the simulation is gone while a request
+    ///         waits (it exited, or its link dropped: noticed within
+    ///         resend_after, not at the timeout), Errc::timeout if no answer
+    ///         comes within timeout,
     ///         Errc::remote if the simulation refuses (e.g. another controller
     ///         drives it: the message names it).
     const msgs::click::Handshake& handshake();

@@ -107,8 +107,15 @@ struct Request {
     std::optional<msgs::click::Control> control;
     std::optional<msgs::click::Reset> reset;
     std::optional<msgs::click::Error> error;
+    /// The entity id of the controller's answer subscriber. While the
+    /// simulation's answer publisher has it connected, the controller lives;
+    /// once it is gone (the process ended, however), another controller may
+    /// drive at once. Optional: a controller that does not say waits for
+    /// SimulationServerOptions::takeover_after.
+    std::optional<std::uint64_t> answer_subscriber;
 
-    GECKO_MSG_FIELDS(controller_id, request_id, kind, handshake_init, sensor_request, control, reset, error)
+    GECKO_MSG_FIELDS(controller_id, request_id, kind, handshake_init, sensor_request, control, reset, error,
+                     answer_subscriber)
 };
 
 /// The simulation's answer, on the answer topic. Exactly the field named by

@@ -36,7 +36,9 @@
 ///   is answered with a Reset.
 /// - One controller at a time: a request from another controller gets an Error
 ///   naming the one in charge, until that one sends Error, its watchdog trips,
-///   or it has been silent for SimulationServerOptions::takeover_after.
+///   its answer subscription closes (its process ended, even killed: the
+///   next controller is accepted at once), or it has been silent for
+///   SimulationServerOptions::takeover_after.
 /// - Duplicates: the last request id and answer are kept per controller; the
 ///   same id again gets the same answer without stepping, an older id is
 ///   never acted on and gets an Error saying so (counted in
