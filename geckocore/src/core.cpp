@@ -95,8 +95,13 @@ std::optional<EntityKind> watcher_kind(EntityKind kind) {
 
 // Peer lists are sent in chunks of at most this many peers per message.
 constexpr std::size_t peers_per_push = 256;
-// A list answer stops adding topics past this size and says where to go on.
+// A list answer stops adding topics past this size and says where to go on
+// (`next`); the nodes, and the entities of one topic, take at most
+// list_part_bytes of it, the rest is omitted and counted. An answer thus
+// stays below 4 MiB (discovery::max_zmq_message, the tools' limit) whatever
+// the table holds.
 constexpr std::size_t list_page_bytes = 2u << 20;
+constexpr std::size_t list_part_bytes = 1u << 20;
 
 // Length of the well-formed UTF-8 sequence at s[i] (not overlong, not a
 // surrogate, at most U+10FFFF), 0 if there is none.
@@ -602,9 +607,15 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     const auto node = discovery::get_str(root, "node").value_or("");
     const auto node_host = discovery::get_str(root, "host").value_or("");
     auto locators = discovery::get_str_array(root, "locators");
+    // hostid and pidns travel in every peer map of this node's entities:
+    // unbounded, two registrations would make a push exceed a node's limit.
+    auto host_id = discovery::get_str(root, "hostid").value_or("");
+    auto pid_ns = discovery::get_str(root, "pidns").value_or("");
     std::string why = !secret || *secret == 0 ? "hello needs a secret" : "";
     if (why.empty()) why = check_node_text(node);
     if (why.empty() && !(why = check_node_text(node_host)).empty()) why = "host: " + why;
+    if (why.empty() && !host_id.empty() && !(why = check_node_text(host_id)).empty()) why = "hostid: " + why;
+    if (why.empty() && !pid_ns.empty() && !(why = check_node_text(pid_ns)).empty()) why = "pidns: " + why;
     if (why.empty() && !locators) why = "'locators' is not an array of strings";
     if (why.empty() && locators->size() > wire::max_locators)
         why = std::to_string(locators->size()) + " locators (at most " + std::to_string(wire::max_locators) + ")";
@@ -650,9 +661,9 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
         ++sessions_per_host[node_host];
     }
     s.host = node_host;
-    s.host_id = discovery::get_str(root, "hostid").value_or("");
+    s.host_id = std::move(host_id);
     s.pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
-    s.pidns = discovery::get_str(root, "pidns").value_or("");
+    s.pidns = std::move(pid_ns);
     s.locators = std::move(*locators);
     s.local = s.host == host && !s.pidns.empty() && s.pidns == pidns && s.pid > 0;
     s.route = route;
@@ -696,7 +707,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
                             shown(*key) + "'");
             return;
         }
-        discovery::Writer w("list", 12);
+        discovery::Writer w("list", 13);
         write_list(w, root);
         reply(route, env, w);
         return;
@@ -1103,29 +1114,39 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
     w.kv("endpoint", endpoint);
     w.kv("uptime_ms", static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - started).count()));
 
-    w.key("nodes");
-    pk.pack_array(offset == 0 ? static_cast<std::uint32_t>(sessions.size()) : 0);
+    std::size_t nodes_omitted = 0, entities_omitted = 0;
+    msgpack::sbuffer nodes;
+    msgpack::packer<msgpack::sbuffer> np(nodes);
+    std::uint32_t nodes_packed = 0;
     if (offset == 0) {
         for (const auto& [id, s] : sessions) {
-            pk.pack_map(8);
-            pk.pack(std::string_view("s"));
-            pk.pack(id);
-            pk.pack(std::string_view("node"));
-            pk.pack(s.node);
-            pk.pack(std::string_view("host"));
-            pk.pack(s.host);
-            pk.pack(std::string_view("pid"));
-            pk.pack(s.pid);
-            pk.pack(std::string_view("silent_ms"));
-            pk.pack(static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - s.last_seen).count()));
-            pk.pack(std::string_view("entities"));
-            pk.pack(static_cast<std::uint64_t>(s.entities.size()));
-            pk.pack(std::string_view("locators"));
-            pk.pack(s.locators);
-            pk.pack(std::string_view("session"));
-            pk.pack(id);
+            if (nodes.size() > list_part_bytes) {
+                ++nodes_omitted;
+                continue;
+            }
+            ++nodes_packed;
+            np.pack_map(8);
+            np.pack(std::string_view("s"));
+            np.pack(id);
+            np.pack(std::string_view("node"));
+            np.pack(s.node);
+            np.pack(std::string_view("host"));
+            np.pack(s.host);
+            np.pack(std::string_view("pid"));
+            np.pack(s.pid);
+            np.pack(std::string_view("silent_ms"));
+            np.pack(static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - s.last_seen).count()));
+            np.pack(std::string_view("entities"));
+            np.pack(static_cast<std::uint64_t>(s.entities.size()));
+            np.pack(std::string_view("locators"));
+            np.pack(s.locators);
+            np.pack(std::string_view("session"));
+            np.pack(id);
         }
     }
+    w.key("nodes");
+    pk.pack_array(nodes_packed);
+    w.append_raw(nodes.data(), nodes.size());
 
     auto pack_entity = [&](msgpack::packer<msgpack::sbuffer>& p, const Entity& e) {
         const Peer peer = peer_of(e);
@@ -1152,11 +1173,44 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
         else
             p.pack_nil();
     };
-    struct Conflict {
-        const TopicKey* key;
-        std::vector<std::string> types;
+    // Conflicts of the topics in this page, packed as they come (they count in the page's size).
+    msgpack::sbuffer conflicts;
+    msgpack::packer<msgpack::sbuffer> cp(conflicts);
+    std::uint32_t conflicts_packed = 0;
+    auto pack_conflict = [&](const TopicKey& k, const std::vector<std::string>& types) {
+        cp.pack_map(4);
+        cp.pack(std::string_view("topic"));
+        cp.pack(k.name);
+        cp.pack(std::string_view("service"));
+        cp.pack(k.service);
+        cp.pack(std::string_view("types"));
+        cp.pack(types);
+        std::string text = std::string(k.service ? "service '" : "topic '") + k.name + "' is declared with " +
+                           std::to_string(types.size()) + " types:";
+        for (const auto& t : types) text += " " + t;
+        cp.pack(std::string_view("message"));
+        cp.pack(text);
+        ++conflicts_packed;
     };
-    std::vector<Conflict> conflicts;
+    // One side of a topic, up to the part's budget (`used` so far); the rest counted in `omitted`.
+    auto pack_side = [&](msgpack::sbuffer& out, const std::vector<const Entity*>& list, std::size_t& used,
+                         std::size_t& omitted) {
+        msgpack::packer<msgpack::sbuffer> p(out);
+        std::uint32_t packed = 0;
+        msgpack::sbuffer items;
+        msgpack::packer<msgpack::sbuffer> ip(items);
+        for (auto* e : list) {
+            if (used + items.size() > list_part_bytes) {
+                ++omitted;
+                continue;
+            }
+            pack_entity(ip, *e);
+            ++packed;
+        }
+        used += items.size();
+        p.pack_array(packed);
+        out.write(items.data(), items.size());
+    };
     std::size_t index = 0, next = 0;
     for (bool service : {false, true}) {
         msgpack::sbuffer body;
@@ -1167,7 +1221,7 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
             if (only && k.name != *only) continue;
             const std::size_t i = index++;
             if (i < offset || n >= limit) continue;
-            if (next != 0 || w.size() + body.size() > list_page_bytes) {
+            if (next != 0 || w.size() + body.size() + conflicts.size() > list_page_bytes) {
                 if (next == 0) next = i;
                 continue;
             }
@@ -1179,20 +1233,29 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
             }
             for (const auto& [type, use] : t.types) types.push_back(type);
             const std::string type = !producers.empty() ? producers.front()->reg.type_name : consumers.front()->reg.type_name;
-            if (types.size() > 1) conflicts.push_back({&k, types});
-            bp.pack_map(5);
+            if (types.size() > 1) pack_conflict(k, types);
+            msgpack::sbuffer sides;
+            std::size_t used = 0, omitted = 0;
+            {
+                msgpack::packer<msgpack::sbuffer> sp(sides);
+                sp.pack(std::string_view(service ? "servers" : "publishers"));
+                pack_side(sides, producers, used, omitted);
+                sp.pack(std::string_view(service ? "clients" : "subscribers"));
+                pack_side(sides, consumers, used, omitted);
+            }
+            bp.pack_map(omitted > 0 ? 6 : 5);
             bp.pack(std::string_view("name"));
             bp.pack(k.name);
             bp.pack(std::string_view("type"));
             bp.pack(type);
             bp.pack(std::string_view("types"));
             bp.pack(types);
-            bp.pack(std::string_view(service ? "servers" : "publishers"));
-            bp.pack_array(static_cast<std::uint32_t>(producers.size()));
-            for (auto* e : producers) pack_entity(bp, *e);
-            bp.pack(std::string_view(service ? "clients" : "subscribers"));
-            bp.pack_array(static_cast<std::uint32_t>(consumers.size()));
-            for (auto* e : consumers) pack_entity(bp, *e);
+            body.write(sides.data(), sides.size());
+            if (omitted > 0) {
+                bp.pack(std::string_view("omitted"));  // entities of this topic not in the answer
+                bp.pack(static_cast<std::uint64_t>(omitted));
+                entities_omitted += omitted;
+            }
             ++n;
         }
         w.key(service ? "services" : "topics");
@@ -1201,21 +1264,15 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
     }
     w.kv("next", static_cast<std::uint64_t>(next));
     w.key("conflicts");
-    pk.pack_array(static_cast<std::uint32_t>(conflicts.size()));
-    for (const auto& c : conflicts) {
-        pk.pack_map(4);
-        pk.pack(std::string_view("topic"));
-        pk.pack(c.key->name);
-        pk.pack(std::string_view("service"));
-        pk.pack(c.key->service);
-        pk.pack(std::string_view("types"));
-        pk.pack(c.types);
-        std::string text = std::string(c.key->service ? "service '" : "topic '") + c.key->name + "' is declared with " +
-                           std::to_string(c.types.size()) + " types:";
-        for (const auto& t : c.types) text += " " + t;
-        pk.pack(std::string_view("message"));
-        pk.pack(text);
-    }
+    pk.pack_array(conflicts_packed);
+    w.append_raw(conflicts.data(), conflicts.size());
+    // What this answer leaves out to stay bounded (0 and 0 in any ordinary table).
+    w.key("omitted");
+    pk.pack_map(2);
+    pk.pack(std::string_view("nodes"));
+    pk.pack(static_cast<std::uint64_t>(nodes_omitted));
+    pk.pack(std::string_view("entities"));
+    pk.pack(static_cast<std::uint64_t>(entities_omitted));
     w.key("counters");
     CoreCounters c;
     {
