@@ -321,6 +321,15 @@ TEST_CASE("huge names are refused at registration, with a reason", "[faults][ite
         REQUIRE(e);
         CHECK(e->first == "refused");
     }
+    // hostid and pidns travel in every peer map of the node's entities.
+    for (const bool pidns : {false, true}) {
+        CoreClient c(core.endpoint);
+        c.hello(key, "ok", "host", {}, {}, std::nullopt, pidns ? "id" : huge, pidns ? huge : "");
+        const auto e = error_of(c);
+        REQUIRE(e);
+        CHECK(e->first == "refused");
+        CHECK(e->second.find(pidns ? "pidns" : "hostid") != std::string::npos);
+    }
     CoreClient c(core.endpoint);
     c.hello(key, "namer");
     REQUIRE(welcomed(c));
@@ -337,25 +346,28 @@ TEST_CASE("huge names are refused at registration, with a reason", "[faults][ite
     const auto list = list_core(core.endpoint, key);
     REQUIRE(list);
     CHECK(list_size(*list, "topics") == 0);
-    CHECK(core_counter(*list, "refused") == 4);
+    CHECK(core_counter(*list, "refused") == 6);
 }
 
 TEST_CASE("registrations crafted to the limits do not break discovery for another subscriber of the topic",
           "[faults][item4][core]") {
     const auto key = unique_key("crafted");
     auto core = start_core(key);
-    // Sessions with the most and longest locators allowed, pointing nowhere,
-    // each with many publishers on the victim's topic and type.
+    // Sessions with everything a peer map carries at its longest (names,
+    // hostid, pidns, 8 locators of 256 bytes pointing nowhere), each with
+    // many publishers on the victim's topic and type: the core's pushes to the
+    // subscriber are as large as they get (256 peers per push).
     std::vector<std::unique_ptr<CoreClient>> crafted;
     for (int s = 0; s < 4; ++s) {
         std::vector<std::string> locators;
         for (int l = 0; l < 8; ++l)
-            locators.push_back(l % 2 ? "tcp://127.0.0.1:" + std::to_string(9 + l)  // discard-ish ports: refused
-                                     : "ipc:///nonexistent/" + std::string(80, char('a' + l)));
+            locators.push_back(l % 2 ? "tcp://" + std::string(235, 'h') + ".invalid:" + std::to_string(9 + l)
+                                     : "ipc:///nonexistent/" + std::string(90, char('a' + l)));
         crafted.push_back(std::make_unique<CoreClient>(core.endpoint));
-        crafted.back()->hello(key, std::string(128, char('A' + s)), std::string(128, 'h'), locators);
+        crafted.back()->hello(key, std::string(128, char('A' + s)), std::string(128, 'h'), locators, {}, std::nullopt,
+                              std::string(128, 'i'), std::string(128, 'p'));
         REQUIRE(welcomed(*crafted.back()));
-        for (std::uint64_t i = 0; i < 100; ++i)
+        for (std::uint64_t i = 0; i < 300; ++i)
             crafted.back()->add((s + 1) * 100000 + i, EntityKind::publisher, "shared", "gecko.msgs.Bytes");
     }
     for (auto& c : crafted) {
@@ -368,6 +380,84 @@ TEST_CASE("registrations crafted to the limits do not break discovery for anothe
     auto s = sub.stats_until([](auto& st) { return st["delivered"] >= 50; }, 15s);
     CHECK(s["delivered"] >= 50);
     CHECK(sub.proc.running());
+}
+
+TEST_CASE("list answers stay under the tools' limit whatever the table holds, and count what they leave out",
+          "[faults][item4][core]") {
+    const auto key = unique_key("bounded");
+    auto core = start_core(key, {"--max-sessions-per-host", "100000", "--lease", "60000"});
+    std::vector<std::string> locators;
+    for (int l = 0; l < 8; ++l) locators.push_back("tcp://" + std::string(240, char('a' + l)) + ":1");
+    // 2,000 nodes with 8 locators of 250 bytes: ~4 MB of node list.
+    CoreClient many(core.endpoint);
+    const std::size_t nodes = 2000;
+    for (std::size_t i = 0; i < nodes; ++i) {
+        discovery::Writer w("hello", 12);
+        w.kv("s", random_u64());
+        w.kv("secret", random_u64());
+        w.kv("key", key);
+        w.kv("node", "n" + std::to_string(i));
+        w.kv("host", std::string("h"));
+        w.kv("hostid", std::string());
+        w.kv("pid", 0);
+        w.kv("pidns", std::string());
+        w.kv("lease_ms", std::int64_t{3000});
+        w.kv("ids", std::vector<std::uint64_t>{});
+        w.kv("locators", locators);
+        w.kv("tool", false);
+        many.send(w);
+    }
+    // One node with 4,000 publishers on one topic: ~10 MB of one topic.
+    CoreClient one(core.endpoint);
+    one.hello(key, "one", "h", locators);
+    REQUIRE(welcomed(one));
+    for (std::uint64_t i = 0; i < 4000; ++i) one.add(1 + i, EntityKind::publisher, "heavy", "gecko.msgs.Int64");
+    one.session_message("hb");
+    REQUIRE(one.await("hb", 20s));
+    std::size_t welcomes = 0;
+    while (welcomes < nodes) {
+        const auto m = many.recv(5s);
+        REQUIRE(m);
+        welcomes += m->type() == "welcome";
+    }
+    REQUIRE(welcomes == nodes);
+
+    // Asked as a tool asks (a DEALER limited to 4 MiB, as the tools are): answered.
+    const auto list = list_core(core.endpoint, key, 10s);
+    REQUIRE(list);
+    const auto* omitted = discovery::find(list->root(), "omitted");
+    REQUIRE(omitted);
+    const auto nodes_listed = list_size(*list, "nodes");
+    const auto nodes_omitted = discovery::get_u64(*omitted, "nodes").value_or(0);
+    const auto entities_omitted = discovery::get_u64(*omitted, "entities").value_or(0);
+    WARN("item 4: " << nodes + 1 << " nodes, 4,000 publishers on one topic: the answer lists " << nodes_listed
+                    << " nodes (" << nodes_omitted << " omitted) and omits " << entities_omitted << " publishers");
+    CHECK(nodes_listed + nodes_omitted == nodes + 1);
+    CHECK(nodes_omitted > 0);
+    CHECK(entities_omitted > 0);
+    const auto* topics = discovery::find(list->root(), "topics");
+    REQUIRE(topics);
+    REQUIRE(topics->via.array.size == 1);
+    const auto& heavy = topics->via.array.ptr[0];
+    const auto* pubs = discovery::find(heavy, "publishers");
+    REQUIRE(pubs);
+    CHECK(pubs->via.array.size + discovery::get_u64(heavy, "omitted").value_or(0) == 4000);
+#ifdef GECKO_CLI_PATH
+    // And `gecko list` shows the table rather than blaming the network.
+    SpawnOptions o;
+    o.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}, {"GECKO_LOG", "warn"}};
+    o.unset_env = {"GECKO_MULTICAST", "GECKO_INTERFACE"};
+    o.stderr_mode = Stderr::merge;
+    o.pipe_stdin = false;
+    auto tool = Process::spawn(GECKO_CLI_PATH, {"list", "--names"}, o);
+    const auto deadline = Clock::now() + 20s;
+    while (!tool.out().eof() && Clock::now() < deadline) tool.out().drain(100ms);
+    const auto rc = tool.wait(2s);
+    REQUIRE(rc);
+    CHECK(*rc == 0);
+    const auto lines = tool.out().lines();
+    CHECK(std::find(lines.begin(), lines.end(), "heavy") != lines.end());
+#endif
 }
 
 // ---- item 5 -------------------------------------------------------------------------------

@@ -329,16 +329,17 @@ public:
 
     void hello(const std::string& key, const std::string& node = "hostile", const std::string& host = "hostile-host",
                const std::vector<std::string>& locators = {}, const std::vector<std::uint64_t>& ids = {},
-               std::optional<std::uint64_t> secret = std::nullopt) {
+               std::optional<std::uint64_t> secret = std::nullopt, const std::string& hostid = "hostile-hostid",
+               const std::string& pidns = "") {
         discovery::Writer w("hello", 12);
         w.kv("s", session_);
         w.kv("secret", secret.value_or(secret_));
         w.kv("key", key);
         w.kv("node", node);
         w.kv("host", host);
-        w.kv("hostid", std::string("hostile-hostid"));
+        w.kv("hostid", hostid);
         w.kv("pid", 0);
-        w.kv("pidns", std::string());
+        w.kv("pidns", pidns);
         w.kv("lease_ms", std::int64_t{3000});
         w.kv("ids", ids);
         w.kv("locators", locators);

@@ -106,7 +106,8 @@ wait_for() {
 }
 delivered_at_least() { local d; d=$(field delivered); [ -n "$d" ] && [ "$d" -ge "$1" ]; }
 core_says() { grep -q "$1" "$WORK/core.log"; }
-core_says_n() { [ "$(grep -c "$1" "$WORK/core.log")" -ge "$2" ]; }
+# A line of the core's log after the first line matching $1 matches $2.
+core_says_after() { sed -n "/$1/,\$p" "$WORK/core.log" | grep -q "$2"; }
 
 wait_for 20 delivered_at_least 200 || { fail "the subscriber did not receive 200 messages before the partition"; exit 1; }
 before=$(field delivered)
@@ -122,7 +123,8 @@ mid=$(field delivered)
 wait_for 10 delivered_at_least $((mid + 400)) || true
 ip -n "$ID-b" route del blackhole "${ADDR[a]}/32"
 log "healed"
-wait_for 15 core_says_n "'victim_pub' joined" 2 || fail "the publisher did not register again after the partition"
+wait_for 15 core_says_after "victim_pub.*lease expired" "'victim_pub' joined" ||
+    fail "the publisher did not register again after the partition"
 end=$(field delivered)
 wait_for 10 delivered_at_least $((end + 200)) || fail "the stream did not go on after the partition"
 after=$(field delivered)
