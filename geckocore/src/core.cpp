@@ -292,6 +292,7 @@ struct Core::Impl {
 
     std::map<std::uint64_t, Session> sessions;
     std::map<std::string, std::size_t> sessions_per_host;
+    std::map<std::string, std::size_t> sessions_per_route;  // by ROUTER identity of their latest message
     std::map<std::uint64_t, Entity> entities;
     std::map<TopicKey, Topic> topics;
     std::map<std::uint64_t, Duplicate> duplicates;  // by instance
@@ -332,7 +333,7 @@ struct Core::Impl {
     Peer peer_of(const Entity& e) const;
     void graph_event(bool appeared, const TopicKey& key, const std::string& type);
     void graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type);
-    void write_list(discovery::Writer& w, const msgpack::object& request) const;
+    void answer_list(const std::string& route, bool req_envelope, const msgpack::object& request);
     void table_changed(const std::set<std::string>& names);
     void count(std::uint64_t CoreCounters::*field) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -342,6 +343,15 @@ struct Core::Impl {
     void say(LogLevel level, const std::string& reason, const std::string& text) {
         std::string note;
         if (limiter.admit(reason, Clock::now(), &note)) log.log_at(level, text + note);
+    }
+    // Moves a session to the connection `route` ("": none, as it goes).
+    void set_route(Session& s, const std::string& route) {
+        if (s.route == route) return;
+        if (!s.route.empty())
+            if (auto r = sessions_per_route.find(s.route); r != sessions_per_route.end() && --r->second == 0)
+                sessions_per_route.erase(r);
+        s.route = route;
+        if (!route.empty()) ++sessions_per_route[route];
     }
     std::string describe(const Entity& e) const {
         const auto s = sessions.find(e.session);
@@ -650,7 +660,20 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
                         " nodes registered (geckocore --max-sessions-per-host)");
         return;
     }
-    if (known == sessions.end()) ++sessions_per_host[node_host];
+    if (known == sessions.end()) {
+        const auto r = sessions_per_route.find(route);
+        if (r != sessions_per_route.end() && r->second >= opt.max_sessions_per_connection) {
+            count(&CoreCounters::refused);
+            say(LogLevel::warn, "sessions per connection",
+                "refused node '" + shown(node) + "': its connection already carries " +
+                    std::to_string(opt.max_sessions_per_connection) + " nodes");
+            reply_error(route, env, 0, "refused",
+                        "this connection already carries " + std::to_string(opt.max_sessions_per_connection) +
+                            " nodes (geckocore --max-sessions-per-connection)");
+            return;
+        }
+        ++sessions_per_host[node_host];
+    }
     auto& s = sessions[sid];
     const bool fresh = s.id == 0;
     s.id = sid;
@@ -666,7 +689,7 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     s.pidns = std::move(pid_ns);
     s.locators = std::move(*locators);
     s.local = s.host == host && !s.pidns.empty() && s.pidns == pidns && s.pid > 0;
-    s.route = route;
+    set_route(s, route);
     s.req_envelope = env;
     s.last_seen = now;
     if (!fresh) {
@@ -707,9 +730,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
                             shown(*key) + "'");
             return;
         }
-        discovery::Writer w("list", 13);
-        write_list(w, root);
-        reply(route, env, w);
+        answer_list(route, env, root);
         return;
     }
     const auto sid = discovery::get_u64(root, "s");
@@ -741,7 +762,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
     // A new routing id means the node's TCP link was re-established: pushes sent
     // meanwhile may be lost, so its watchers get their current peer sets again.
     const bool reconnected = s.route != route;
-    s.route = route;
+    set_route(s, route);
     s.req_envelope = env;
     s.last_seen = now;
     if (reconnected) {
@@ -1071,6 +1092,7 @@ void Core::Impl::remove_session(std::uint64_t id, const std::string& why) {
     }
     if (auto h = sessions_per_host.find(it->second.host); h != sessions_per_host.end() && --h->second == 0)
         sessions_per_host.erase(h);
+    set_route(it->second, {});
     // A node of this host that died (kill -9) leaves its ipc socket file behind.
     if (it->second.local)
         for (const auto& l : it->second.locators)
@@ -1101,18 +1123,13 @@ void Core::Impl::table_changed(const std::set<std::string>& names) {
 // The answer to `list`: the whole table, or one page of topics of it
 // (`offset`, `limit`, or a single `topic`), never more than list_page_bytes of
 // topics per answer; `next` says where the next page starts (0: none).
-void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request) const {
+void Core::Impl::answer_list(const std::string& route, bool req_envelope, const msgpack::object& request) {
     const auto now = Clock::now();
-    auto& pk = w.packer();
     const auto only = discovery::get_str(request, "topic");
     const std::size_t offset = static_cast<std::size_t>(discovery::get_u64(request, "offset").value_or(0));
     const std::size_t limit = static_cast<std::size_t>(discovery::get_u64(request, "limit").value_or(SIZE_MAX));
-    w.kv("key", opt.key);
-    w.kv("instance", instance);
-    w.kv("host", host);
-    w.kv("pid", pid);
-    w.kv("endpoint", endpoint);
-    w.kv("uptime_ms", static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - started).count()));
+    // The parts are packed first, each bounded, then put together (the
+    // answer's field count depends on whether something was left out).
 
     std::size_t nodes_omitted = 0, entities_omitted = 0;
     msgpack::sbuffer nodes;
@@ -1144,9 +1161,6 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
             np.pack(id);
         }
     }
-    w.key("nodes");
-    pk.pack_array(nodes_packed);
-    w.append_raw(nodes.data(), nodes.size());
 
     auto pack_entity = [&](msgpack::packer<msgpack::sbuffer>& p, const Entity& e) {
         const Peer peer = peer_of(e);
@@ -1212,16 +1226,18 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
         out.write(items.data(), items.size());
     };
     std::size_t index = 0, next = 0;
+    msgpack::sbuffer bodies[2];  // topics, services
+    std::uint32_t counts[2] = {0, 0};
     for (bool service : {false, true}) {
-        msgpack::sbuffer body;
+        msgpack::sbuffer& body = bodies[service];
         msgpack::packer<msgpack::sbuffer> bp(body);
-        std::uint32_t n = 0;
+        std::uint32_t& n = counts[service];
         for (const auto& [k, t] : topics) {
             if (k.service != service) continue;
             if (only && k.name != *only) continue;
             const std::size_t i = index++;
             if (i < offset || n >= limit) continue;
-            if (next != 0 || w.size() + body.size() + conflicts.size() > list_page_bytes) {
+            if (next != 0 || nodes.size() + bodies[0].size() + bodies[1].size() + conflicts.size() > list_page_bytes) {
                 if (next == 0) next = i;
                 continue;
             }
@@ -1258,21 +1274,39 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
             }
             ++n;
         }
-        w.key(service ? "services" : "topics");
-        pk.pack_array(n);
-        w.append_raw(body.data(), body.size());
     }
+
+    const bool cut = nodes_omitted > 0 || entities_omitted > 0;
+    discovery::Writer w("list", cut ? 13 : 12);
+    auto& pk = w.packer();
+    w.kv("key", opt.key);
+    w.kv("instance", instance);
+    w.kv("host", host);
+    w.kv("pid", pid);
+    w.kv("endpoint", endpoint);
+    w.kv("uptime_ms", static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - started).count()));
+    w.key("nodes");
+    pk.pack_array(nodes_packed);
+    w.append_raw(nodes.data(), nodes.size());
+    w.key("topics");
+    pk.pack_array(counts[0]);
+    w.append_raw(bodies[0].data(), bodies[0].size());
+    w.key("services");
+    pk.pack_array(counts[1]);
+    w.append_raw(bodies[1].data(), bodies[1].size());
     w.kv("next", static_cast<std::uint64_t>(next));
     w.key("conflicts");
     pk.pack_array(conflicts_packed);
     w.append_raw(conflicts.data(), conflicts.size());
-    // What this answer leaves out to stay bounded (0 and 0 in any ordinary table).
-    w.key("omitted");
-    pk.pack_map(2);
-    pk.pack(std::string_view("nodes"));
-    pk.pack(static_cast<std::uint64_t>(nodes_omitted));
-    pk.pack(std::string_view("entities"));
-    pk.pack(static_cast<std::uint64_t>(entities_omitted));
+    if (cut) {
+        // What this answer leaves out to stay bounded (never, in an ordinary table).
+        w.key("omitted");
+        pk.pack_map(2);
+        pk.pack(std::string_view("nodes"));
+        pk.pack(static_cast<std::uint64_t>(nodes_omitted));
+        pk.pack(std::string_view("entities"));
+        pk.pack(static_cast<std::uint64_t>(entities_omitted));
+    }
     w.key("counters");
     CoreCounters c;
     {
@@ -1290,7 +1324,7 @@ void Core::Impl::write_list(discovery::Writer& w, const msgpack::object& request
     for (const auto& [name, value] : fields) {
         pk.pack(std::string_view(name));
         pk.pack(value);
-    }
+    }    reply(route, req_envelope, w);
 }
 
 // ---- the loop ------------------------------------------------------------------------

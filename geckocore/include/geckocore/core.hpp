@@ -37,6 +37,10 @@ struct CoreOptions {
     // Bounds on what one peer can make the core do or hold (refused with a reason, counted).
     std::size_t max_entities_per_session = 4096;      ///< publishers, subscribers, servers, clients of one node
     std::size_t max_sessions_per_host = 1024;         ///< nodes registered from one host
+    /// Nodes registered over one connection (a node has one; a tool none). With
+    /// max_connections, this bounds the sessions any set of peers can open,
+    /// whatever host names they claim.
+    std::size_t max_sessions_per_connection = 16;
     std::size_t max_types_per_topic = 16;             ///< distinct types declared on one topic (more is a flood)
     std::size_t max_connections = 0;                  ///< TCP connections at once; 0: from the fd limit (raised at start)
     std::chrono::milliseconds hello_timeout{10000};   ///< a connection that has not said hello by then is closed
