@@ -299,6 +299,48 @@ TEST_CASE("entities beyond max_entities_per_session and sessions beyond max_sess
     CHECK(core_counter(*list, "refused") == 53);
 }
 
+TEST_CASE("sessions beyond max_sessions_per_connection are refused with a reason and counted, whatever hosts they claim",
+          "[faults][item3][core]") {
+    const auto key = unique_key("perconn");
+    auto core = start_core(key, {"--max-sessions-per-connection", "4"});
+    CoreClient c(core.endpoint);
+    for (int i = 0; i < 10; ++i) {
+        discovery::Writer w("hello", 12);
+        w.kv("s", random_u64());
+        w.kv("secret", random_u64());
+        w.kv("key", key);
+        w.kv("node", "n" + std::to_string(i));
+        w.kv("host", "claimed-host-" + std::to_string(i));  // a host of its own each: the per-host cap does not apply
+        w.kv("hostid", std::string());
+        w.kv("pid", 0);
+        w.kv("pidns", std::string());
+        w.kv("lease_ms", std::int64_t{3000});
+        w.kv("ids", std::vector<std::uint64_t>{});
+        w.kv("locators", std::vector<std::string>{});
+        w.kv("tool", false);
+        c.send(w);
+    }
+    std::size_t welcomes = 0, refusals = 0;
+    for (int i = 0; i < 10; ++i) {
+        const auto m = c.recv(3s);
+        REQUIRE(m);
+        if (m->type() == "welcome") ++welcomes;
+        if (m->type() == "error" && str(m->root(), "code") == "refused" &&
+            str(m->root(), "message").find("max-sessions-per-connection") != std::string::npos)
+            ++refusals;
+    }
+    CHECK(welcomes == 4);
+    CHECK(refusals == 6);
+    // Another connection is another budget.
+    CoreClient other(core.endpoint);
+    other.hello(key, "other");
+    CHECK(welcomed(other));
+    const auto list = list_core(core.endpoint, key);
+    REQUIRE(list);
+    CHECK(list_size(*list, "nodes") == 5);
+    CHECK(core_counter(*list, "refused") == 6);
+}
+
 // ---- item 4 -------------------------------------------------------------------------------
 
 TEST_CASE("huge names are refused at registration, with a reason", "[faults][item4][core]") {
@@ -385,7 +427,7 @@ TEST_CASE("registrations crafted to the limits do not break discovery for anothe
 TEST_CASE("list answers stay under the tools' limit whatever the table holds, and count what they leave out",
           "[faults][item4][core]") {
     const auto key = unique_key("bounded");
-    auto core = start_core(key, {"--max-sessions-per-host", "100000", "--lease", "60000"});
+    auto core = start_core(key, {"--max-sessions-per-host", "100000", "--max-sessions-per-connection", "100000", "--lease", "60000"});
     std::vector<std::string> locators;
     for (int l = 0; l < 8; ++l) locators.push_back("tcp://" + std::string(240, char('a' + l)) + ":1");
     // 2,000 nodes with 8 locators of 250 bytes: ~4 MB of node list.
@@ -519,7 +561,8 @@ TEST_CASE("1,100 idle tcp connections to a core limited to 1,024 fds: it does no
 TEST_CASE("20,000 hellos write a bounded number of core lines, with a count of those held back", "[faults][item6][core][heavy]") {
     const std::size_t n = scaled(20000, 2000);
     const auto key = unique_key("hellos");
-    auto core = start_core(key, {"--lease", "500", "--log-period", "300"});
+    // One connection opening every session: allowed here, to flood the log.
+    auto core = start_core(key, {"--lease", "500", "--log-period", "300", "--max-sessions-per-connection", "100000"});
     const auto start_lines = core_lines(core, 100ms).size();
     CoreClient c(core.endpoint);
     for (std::size_t i = 0; i < n; ++i) {
