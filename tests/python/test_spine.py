@@ -8,11 +8,12 @@ with them over real topics. gecko-sim itself lets none reach an agent today
 (it starts the spine on any Control, also after its watchdog): that case is
 an expected failure until it does."""
 
+import os
 import threading
 
 import pytest
 
-from conftest import bin_path, eventually
+from conftest import ROOT, bin_path, eventually, python_exe
 
 import gecko
 import gecko.spine
@@ -46,6 +47,13 @@ def test_a_200_step_loop_then_stop_and_start_again(rig):
         assert e.value.code == "protocol" and "start()" in str(e.value)
         assert agent.start().simulated_time == obs.simulated_time  # start does not reset
         assert agent.step(target).simulated_time == pytest.approx(201 * dt)
+
+
+def test_the_example(rig):
+    rig.spawn([bin_path("gecko-sim"), "--key", rig.key])  # the demo scene
+    agent = rig.spawn([python_exe(), os.path.join(ROOT, "examples", "python", "spine_agent.py"), "--key", rig.key])
+    assert agent.wait(60) == 0, "\n".join(agent.out + agent.err)
+    assert agent.out[-1] == "done at t=1.00 s" and len(agent.out) == 5, agent.out  # 100 steps after the reset
 
 
 def test_reset(rig):
