@@ -32,6 +32,13 @@ public:
         std::memcpy(data_ + size_, bytes, n);
         size_ += n;
     }
+    /// Grows the size by `n` and returns where those (uninitialised) bytes start.
+    std::uint8_t* extend(std::size_t n) {
+        if (n > capacity_ - size_) grow(size_ + n);
+        std::uint8_t* at = data_ + size_;
+        size_ += n;
+        return at;
+    }
     /// Sets the size; new bytes are uninitialised.
     void resize(std::size_t n);
     void reserve(std::size_t n);

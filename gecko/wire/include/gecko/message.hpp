@@ -306,17 +306,24 @@ void append_raw(Packer& pk, const char* bytes, std::size_t n) {
 /// (msgpack-c 4.x would write an integral value as an int and lose -0.0.)
 template <class F>
 std::size_t store_float(char* out, F v) noexcept {
+    // Big-endian on the wire: one byte swap and one store per value.
     if constexpr (sizeof(F) == 8) {
         std::uint64_t bits;
         std::memcpy(&bits, &v, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        bits = __builtin_bswap64(bits);
+#endif
         out[0] = static_cast<char>(0xcb);
-        for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+        std::memcpy(out + 1, &bits, 8);
         return 9;
     } else {
         std::uint32_t bits;
         std::memcpy(&bits, &v, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        bits = __builtin_bswap32(bits);
+#endif
         out[0] = static_cast<char>(0xca);
-        for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(bits >> (24 - 8 * i));
+        std::memcpy(out + 1, &bits, 4);
         return 5;
     }
 }

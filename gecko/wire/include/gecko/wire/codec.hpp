@@ -14,6 +14,7 @@
 ///     auto back = gecko::wire::decode<gecko::msgs::Imu>(bytes.data(), bytes.size());
 
 #include <gecko/message.hpp>
+#include <gecko/wire/packer.hpp>
 #include <gecko/wire/reader.hpp>
 
 #include <msgpack.hpp>
@@ -34,8 +35,13 @@ void encode(Stream& out, const T& message) {
                   "gecko::wire::encode: T is not a message; it needs `static constexpr const char* type_name = "
                   "\"...\";` and GECKO_MSG_FIELDS(...) (gecko/message.hpp)");
     if constexpr (is_message_v<T>) {
-        msgpack::packer<Stream> packer(out);
-        detail::pack_message(packer, message);
+        if constexpr (std::is_same_v<Stream, Buffer>) {
+            Packer packer(out);  // stores in place: the common case, a publisher's frame
+            detail::pack_message(packer, message);
+        } else {
+            msgpack::packer<Stream> packer(out);
+            detail::pack_message(packer, message);
+        }
     }
 }
 

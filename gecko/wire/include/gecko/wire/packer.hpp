@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+/// @file packer.hpp
+/// gecko::wire::Packer: writes msgpack into a gecko::Buffer, byte for byte
+/// what msgpack-c's packer writes (the smallest form of each header), with
+/// the bytes stored in place instead of one out-of-line append per header.
+/// The message encoder (gecko::wire::encode) uses it for Buffers; other
+/// streams keep msgpack-c's packer. Same member names as msgpack-c's, so the
+/// encoder's templates take either.
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "gecko/buffer.hpp"
+
+namespace gecko::wire {
+
+class Packer {
+public:
+    explicit Packer(Buffer& out) noexcept : out_(out) {}
+
+    Packer& pack_nil() { return byte(0xc0); }
+    Packer& pack_true() { return byte(0xc3); }
+    Packer& pack_false() { return byte(0xc2); }
+
+    template <class Int, std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
+    Packer& pack(Int v) {
+        if constexpr (std::is_signed_v<Int>) {
+            if (v < 0) return negative(static_cast<std::int64_t>(v));
+        }
+        return positive(static_cast<std::uint64_t>(v));
+    }
+
+    Packer& pack_str(std::uint32_t n) {
+        if (n < 32) return byte(static_cast<std::uint8_t>(0xa0 | n));
+        if (n < 256) return head8(0xd9, n);
+        if (n < 65536) return head16(0xda, n);
+        return head32(0xdb, n);
+    }
+    Packer& pack_str_body(const char* bytes, std::uint32_t n) { return raw(bytes, n); }
+    Packer& pack_bin(std::uint32_t n) {
+        if (n < 256) return head8(0xc4, n);
+        if (n < 65536) return head16(0xc5, n);
+        return head32(0xc6, n);
+    }
+    Packer& pack_bin_body(const char* bytes, std::uint32_t n) { return raw(bytes, n); }
+    Packer& pack_array(std::uint32_t n) {
+        if (n < 16) return byte(static_cast<std::uint8_t>(0x90 | n));
+        if (n < 65536) return head16(0xdc, n);
+        return head32(0xdd, n);
+    }
+    Packer& pack_map(std::uint32_t n) {
+        if (n < 16) return byte(static_cast<std::uint8_t>(0x80 | n));
+        if (n < 65536) return head16(0xde, n);
+        return head32(0xdf, n);
+    }
+
+private:
+    Packer& raw(const char* bytes, std::size_t n) {
+        out_.write(bytes, n);
+        return *this;
+    }
+    Packer& byte(std::uint8_t b) {
+        *out_.extend(1) = b;
+        return *this;
+    }
+    // A header byte, then `n` in `size` bytes, big-endian.
+    template <int size>
+    Packer& head(std::uint8_t h, std::uint64_t n) {
+        std::uint8_t* p = out_.extend(1 + size);
+        p[0] = h;
+        for (int i = 0; i < size; ++i) p[1 + i] = static_cast<std::uint8_t>(n >> (8 * (size - 1 - i)));
+        return *this;
+    }
+    Packer& head8(std::uint8_t h, std::uint64_t n) { return head<1>(h, n); }
+    Packer& head16(std::uint8_t h, std::uint64_t n) { return head<2>(h, n); }
+    Packer& head32(std::uint8_t h, std::uint64_t n) { return head<4>(h, n); }
+
+    // msgpack-c's forms: a non-negative value, signed or not, as the smallest unsigned form.
+    Packer& positive(std::uint64_t v) {
+        if (v < 128) return byte(static_cast<std::uint8_t>(v));
+        if (v < 256) return head<1>(0xcc, v);
+        if (v < 65536) return head<2>(0xcd, v);
+        if (v < 4294967296ull) return head<4>(0xce, v);
+        return head<8>(0xcf, v);
+    }
+    Packer& negative(std::int64_t v) {
+        if (v >= -32) return byte(static_cast<std::uint8_t>(v));
+        const auto u = static_cast<std::uint64_t>(v);
+        if (v >= -128) return head<1>(0xd0, u);
+        if (v >= -32768) return head<2>(0xd1, u);
+        if (v >= -2147483648ll) return head<4>(0xd2, u);
+        return head<8>(0xd3, u);
+    }
+
+    Buffer& out_;
+};
+
+}  // namespace gecko::wire
