@@ -72,7 +72,7 @@ struct Controller::Impl {
     }
 
     // Sends `request` (id assigned here) and waits for its answer.
-    Answer exchange(Request request, const char* what) {
+    Answer exchange(Request& request, const char* what) {
         if (!peer_seen) {
             if (!requests.wait_for_subscribers(1, options.connect_timeout)) {
                 throw gecko::Error(Errc::no_peer, "no simulation '" + name + "' subscribes to '" + topics.request +
@@ -164,6 +164,7 @@ struct Controller::Impl {
     std::string id;
     Publisher<Request> requests;
     Subscriber<Answer> answers;
+    Request step_request;  // step()'s, reused
     std::uint64_t last_request_id{0};
     bool peer_seen{false};
     bool answer_path_ok{false};
@@ -185,7 +186,7 @@ const msgs::click::Handshake& Controller::handshake() {
         r.kind = RequestKind::handshake_init;
         r.handshake_init.emplace();
         r.handshake_init->request_id = impl_->last_request_id + 1;
-        Answer a = impl_->exchange(std::move(r), "HandshakeInit");
+        Answer a = impl_->exchange(r, "HandshakeInit");
         switch (a.kind) {
             case AnswerKind::handshake:
                 if (!a.handshake) break;
@@ -208,7 +209,7 @@ StepResult Controller::sensors() {
     r.kind = RequestKind::sensor_request;
     r.sensor_request.emplace();
     r.sensor_request->request_id = impl_->last_request_id + 1;
-    return Impl::to_result(impl_->exchange(std::move(r), "SensorRequest"), "a SensorRequest");
+    return Impl::to_result(impl_->exchange(r, "SensorRequest"), "a SensorRequest");
 }
 
 StepResult Controller::step(const msgs::click::Control& control) {
@@ -216,11 +217,16 @@ StepResult Controller::step(const msgs::click::Control& control) {
     if (auto wrong = check_control(*impl_->handshake, control)) {
         throw gecko::Error(Errc::invalid_argument, "control refused before sending: " + *wrong);
     }
-    Request r;
+    // The same Request every step: assigning the control reuses its maps' and vectors' memory.
+    Request& r = impl_->step_request;
     r.kind = RequestKind::control;
-    r.control = control;
+    if (r.control) {
+        *r.control = control;
+    } else {
+        r.control = control;
+    }
     r.control->request_id = impl_->last_request_id + 1;
-    return Impl::to_result(impl_->exchange(std::move(r), "Control"), "a Control");
+    return Impl::to_result(impl_->exchange(r, "Control"), "a Control");
 }
 
 void Controller::reset() {
@@ -229,7 +235,7 @@ void Controller::reset() {
     r.reset.emplace();
     r.reset->direction = msgs::click::Direction::request;
     r.reset->request_id = impl_->last_request_id + 1;
-    Answer a = impl_->exchange(std::move(r), "Reset");
+    Answer a = impl_->exchange(r, "Reset");
     if (a.kind == AnswerKind::reset) return;
     if (a.kind == AnswerKind::error) {
         throw gecko::Error(Errc::remote, "simulation '" + impl_->name + "' refused the reset: " +
@@ -247,7 +253,7 @@ bool Controller::error(const std::string& reason) {
     r.error->request_id = impl_->last_request_id + 1;
     r.error->reason = reason;
     try {
-        Answer a = impl_->exchange(std::move(r), "Error");
+        Answer a = impl_->exchange(r, "Error");
         return a.kind == AnswerKind::ended;
     } catch (const gecko::Error& e) {
         impl_->logger.warn(std::string("Error request not acknowledged: ") + e.what());

@@ -87,10 +87,9 @@ struct SimulationServer::Impl {
                 backend.reset();
                 ++live.resets;
             }
-            if (step.apply_action && pending_control) {
-                auto control = std::move(*pending_control);
-                pending_control.reset();
-                backend.apply(control);
+            if (step.apply_action && has_pending_control) {
+                has_pending_control = false;
+                backend.apply(pending_control);
                 backend.step();
                 ++live.steps;
             }
@@ -312,9 +311,10 @@ struct SimulationServer::Impl {
                     // The first Control (also without a handshake, as Click allows, or after the watchdog).
                     if (auto wrong = restart(false)) return error_answer(r, *wrong);
                 }
-                pending_control = *r.control;
+                pending_control = *r.control;  // assigned: its maps and vectors keep their memory step to step
+                has_pending_control = true;
                 auto a = run_request(spine::Request::action);
-                pending_control.reset();
+                has_pending_control = false;
                 if (!cycle_error.empty()) return error_answer(r, cycle_error);
                 if (!a.ok) return error_answer(r, a.error);
                 running = true;
@@ -389,7 +389,6 @@ struct SimulationServer::Impl {
             return sm.state() != spine::State::over;
         }
         simulation_side_reset();
-        Request request;
         if (requests.receive(request, std::min(timeout, options.idle_cycle))) {
             simulation_side_reset();  // one asked for while we waited comes before this request
             handle(request);
@@ -434,7 +433,9 @@ struct SimulationServer::Impl {
     bool reset_pending{false};
     bool reset_on_start{false};
     bool interrupted{false};
-    std::optional<msgs::click::Control> pending_control;
+    msgs::click::Control pending_control;  // valid while has_pending_control
+    bool has_pending_control = false;
+    Request request;                       // reused: decoding keeps its storage
     std::optional<msgs::click::Sensor> observation;
     std::string cycle_error;
 
