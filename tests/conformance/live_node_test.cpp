@@ -232,8 +232,13 @@ TEST_CASE("a live node announces its subscribers, servers and clients as the vec
         so.type_name = c::string_type;
         so.depth = 16;
         auto subscriber = node.raw_subscriber(c::topic, so);
-        // In this order: the channel, the announcement, the subscriber's directed channel (latched replays).
+        // In this order: the subscriber's directed channel (latched replays go
+        // there, in answer to the announcement), the channel, the announcement.
         auto s = next_subscription(xpub);
+        REQUIRE(s);
+        CHECK(s->subscribe);
+        CHECK(s->bytes == lv::prefix(wire::directed_channel(c::key, subscriber.id())));
+        s = next_subscription(xpub);
         REQUIRE(s);
         CHECK(s->subscribe);
         CHECK(s->bytes == lv::prefix(wire::channel_of(c::key, c::topic)));
@@ -245,9 +250,6 @@ TEST_CASE("a live node announces its subscribers, servers and clients as the vec
         lv::check_like(announcement_json(s->bytes), lv::as_json(Bytes(vec.begin() + 10, vec.end())), varies);
         CHECK(announcement_json(s->bytes).at("id") == subscriber.id());
         CHECK(announcement_json(s->bytes).at("session") == node.session());
-        s = next_subscription(xpub);
-        REQUIRE(s);
-        CHECK(s->bytes == lv::prefix(wire::directed_channel(c::key, subscriber.id())));
     }
     // Gone: the same subscriptions withdrawn (0x00).
     bool subscribe = true;
@@ -262,8 +264,10 @@ TEST_CASE("a live node announces its subscribers, servers and clients as the vec
         std::vector<std::string> prefixes;
         const auto a = next_announcement(xpub, &prefixes);
         REQUIRE(a);
-        REQUIRE_FALSE(prefixes.empty());
-        CHECK(prefixes.front() == lv::prefix(wire::channel_of(c::key, ""), 4));  // the key's 4 bytes: every channel of the key
+        // Its directed channel, then the key's 4 bytes (every channel of the key), then the announcement.
+        REQUIRE(prefixes.size() == 2);
+        CHECK(prefixes[0] == lv::prefix(wire::directed_channel(c::key, a->id)));
+        CHECK(prefixes[1] == lv::prefix(wire::channel_of(c::key, ""), 4));
         CHECK(a->wildcard);
         const Bytes vec = lv::vector_bytes("announcement.wildcard");
         lv::check_like(Json{{"id", a->id}, {"kind", a->kind}, {"topic", a->topic}, {"type", a->type}, {"depth", a->depth}},

@@ -103,8 +103,11 @@ void Inbound::add_sink(Sink& sink, const std::string& announcement) {
     const bool has_directed = sink.config().directed != 0;
     run([this, data, directed, has_directed] {
         for (auto& port : ports_) {
-            port->subscribe(data);
+            // The directed channel first: a publisher answers the announcement
+            // (a latched replay, a held reply) on it, and a frame that reaches
+            // the port before its subscription is filtered out by the sender.
             if (has_directed) port->subscribe(directed);
+            port->subscribe(data);
         }
     });
 }
