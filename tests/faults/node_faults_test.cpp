@@ -269,7 +269,7 @@ TEST_CASE("600,000 sender ids: per-sender state is capped and memory bounded (RS
     CHECK(after.at("publishers") <= 1024);
     CHECK(static_cast<std::size_t>(after.at("forgotten")) == n - 1024);
     CHECK(after.at("drops") == 0);
-    CHECK(grew_mib < 32);
+    if (!sanitized) CHECK(grew_mib < 32);  // ASan's quarantine holds freed memory: no bound of ours there
 }
 
 // ---- item 11 ------------------------------------------------------------------------------
