@@ -175,6 +175,14 @@ TEST_CASE("every tool's output escapes control characters in names and messages 
         CHECK(unsafe_in(out) == "");                    // ...escaped
     }
 
+    // doctor: what it reports of the core that answered (its host, its endpoint) comes from the network.
+    {
+        const auto out = run_gecko({"doctor", "--timeout", "1s"}, env);
+        CAPTURE(out);
+        CHECK(out.find("doctor") != std::string::npos);
+        CHECK(unsafe_in(out) == "");
+    }
+
     // echo: a message whose text carries the sequences too.
     SpawnOptions o;
     o.env = env;
