@@ -178,6 +178,20 @@ TEST_CASE("a 256 MiB frame to a subscriber and to a server is refused before it 
     }
 }
 
+TEST_CASE("after refusing an oversized frame, a subscriber hears from that publisher again", "[faults][item8][node]") {
+    const auto key = unique_key("again");
+    HostilePublisher hostile;
+    auto sub = linked_subscriber(hostile, key, "big");
+    const auto channel = wire::channel_of(key, "big");
+    REQUIRE(still_delivers(sub, hostile, channel, 0, 4343));  // the link works
+    const auto before = sub.stats().at("delivered");
+    auto m = oversized_frame(channel, 0, (64u << 20) + 1);  // one byte above the limit
+    REQUIRE(hostile.send(m));
+    CHECK(hostile.wait_disconnected(20s));  // refused when the size is read
+    // ZeroMQ ends such a session for good; the node's in-port connects again.
+    CHECK(still_delivers(sub, hostile, channel, before, 4343, 10s));
+}
+
 // ---- item 9 -------------------------------------------------------------------------------
 
 namespace {

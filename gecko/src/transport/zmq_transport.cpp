@@ -14,10 +14,12 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <ctime>
 
 #include "gecko/error.hpp"
@@ -200,6 +202,21 @@ public:
         so.max_message_size = static_cast<std::int64_t>(o.max_message_size + wire::frame_header_size);
         socket_ = net::make_socket(context, zmq::socket_type::sub, so);
         fd_ = socket_.get(zmq::sockopt::fd);
+        // ZeroMQ does not reconnect a session it ended for a protocol error
+        // (a frame above ZMQ_MAXMSGSIZE is one): one oversized frame would cut
+        // that publisher off for good. The monitor says when a link drops;
+        // the port connects it again.
+        static std::atomic<unsigned> instances{0};
+        const std::string monitor_endpoint = "inproc://gecko-in-monitor-" + hex(o.session) + "-" + std::to_string(instances++);
+        if (zmq_socket_monitor(socket_.handle(), monitor_endpoint.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
+            monitor_ = net::make_socket(context, zmq::socket_type::pair);
+            monitor_.connect(monitor_endpoint);
+            monitor_fd_ = monitor_.get(zmq::sockopt::fd);
+        }
+    }
+
+    ~ZmqInPort() override {
+        if (monitor_fd_ >= 0) zmq_socket_monitor(socket_.handle(), nullptr, 0);
     }
 
     bool connect(const std::string& locator, std::string& why) override {
@@ -211,11 +228,13 @@ public:
             why = e.what();
             return false;
         }
+        connected_.insert(locator);
         return true;
     }
 
     void disconnect(const std::string& locator) override {
         drained_ = false;
+        connected_.erase(locator);
         try {
             socket_.disconnect(locator);
         } catch (const zmq::error_t&) {
@@ -247,6 +266,7 @@ public:
         zmq_msg_init(&m);
         if (zmq_msg_recv(&m, socket_.handle(), ZMQ_DONTWAIT) < 0) {
             zmq_msg_close(&m);
+            reconnect_dropped();
             // ZeroMQ processed the socket's pending commands before saying
             // EAGAIN: its fd now fires on the next arrival.
             drained_ = true;
@@ -267,12 +287,13 @@ public:
     // two extra checks zmq_poll makes on every call.
     unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) override {
         if (ready_now()) return 1;
-        pollfd p[3] = {{fd_, POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}};
+        pollfd p[4] = {{fd_, POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}, {monitor_fd_, POLLIN, 0}};
         const int ms = timeout.count() <= 0 ? 0 : static_cast<int>((timeout.count() + 999999) / 1000000);
-        if (::poll(p, 3, ms) <= 0) return 0;  // timeout, or EINTR: the caller re-checks ok() and its deadline
+        if (::poll(p, 4, ms) <= 0) return 0;  // timeout, or EINTR: the caller re-checks ok() and its deadline
         unsigned fired = 0;
         for (unsigned i = 0; i < 3; ++i)
             if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
+        if (p[3].revents & POLLIN) reconnect_dropped();  // then 0 fired: the caller looks again
         if (fired & 1u) drained_ = false;
         return fired;
     }
@@ -280,8 +301,37 @@ public:
     int event_fd() const override { return fd_; }
 
 private:
+    // Reads the monitor's events (never blocks) and connects again every
+    // locator of ours whose link dropped.
+    void reconnect_dropped() {
+        if (monitor_fd_ < 0) return;
+        for (int budget = 64; budget > 0; --budget) {
+            zmq::message_t event, address;
+            if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+            if (!event.more() || !monitor_.recv(address, zmq::recv_flags::dontwait)) continue;
+            std::uint16_t what = 0;
+            if (event.size() >= 2) std::memcpy(&what, event.data(), 2);
+            const std::string locator = address.to_string();
+            if (what != ZMQ_EVENT_DISCONNECTED || !connected_.count(locator)) continue;
+            try {
+                socket_.disconnect(locator);
+            } catch (const zmq::error_t&) {
+                // Already gone (the session ended): connect afresh below.
+            }
+            try {
+                socket_.connect(locator);
+            } catch (const zmq::error_t&) {
+                connected_.erase(locator);
+            }
+            drained_ = false;
+        }
+    }
+
     zmq::socket_t socket_;
+    zmq::socket_t monitor_;  // PAIR: the SUB's disconnect events
     int fd_ = -1;
+    int monitor_fd_ = -1;
+    std::set<std::string> connected_;  // locators connected through this port
     bool drained_ = false;  // the last operation was a take() that found nothing (see ready_now)
 };
 
