@@ -602,7 +602,10 @@ void DiscoveryClient::Impl::say_goodbye() {
     if (closed) return;
     closed = true;
     // Withdraw everything, bounded: the core drops our session on "bye".
-    if (dealer && acked) {
+    // Also when the core seems lost at this moment (a late heartbeat answer
+    // on a loaded machine): it may still hold our session, and a bye it never
+    // reads costs nothing but the linger.
+    if (dealer && ever_acked) {
         discovery::Writer w("bye", 2);
         w.kv("s", session);
         w.kv("secret", secret);
