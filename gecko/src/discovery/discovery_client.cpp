@@ -553,7 +553,15 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
         if (dealer && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
         if (dealer && now >= next_hello) {
             hello_unsent = !send_hello();
-            next_hello = now + (now - connected_at < milliseconds(1000) ? milliseconds(50) : milliseconds(250));
+            // Not sent: the connection (ZMQ_IMMEDIATE) is not up yet. On
+            // loopback it is within a millisecond or two, so look again that
+            // soon for the first 100 ms: a node's first hello must not wait
+            // 50 ms for nothing (time to first message). Then every 50 ms,
+            // then every 250 ms, for a core that is not there.
+            const auto since = now - connected_at;
+            next_hello = now + (hello_unsent && since < milliseconds(100) ? milliseconds(1)
+                                : since < milliseconds(1000)              ? milliseconds(50)
+                                                                          : milliseconds(250));
         }
         wake = std::min(wake, next_hello);
         if (dealer && !wrong_key && core_endpoint == finder->explicit_endpoint() && now >= next_probe) {
