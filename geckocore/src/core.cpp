@@ -103,33 +103,6 @@ constexpr std::size_t peers_per_push = 256;
 constexpr std::size_t list_page_bytes = 2u << 20;
 constexpr std::size_t list_part_bytes = 1u << 20;
 
-// Length of the well-formed UTF-8 sequence at s[i] (not overlong, not a
-// surrogate, at most U+10FFFF), 0 if there is none.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        cp = c & 0x1Fu;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3;
-        cp = c & 0x0Fu;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        cp = c & 0x07u;
-    } else {
-        return 0;
-    }
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    return n;
-}
 
 // A C1 control (U+0080-U+009F, CSI among them) encoded as UTF-8.
 bool is_c1(std::string_view s, std::size_t i, std::size_t n) {
@@ -148,7 +121,7 @@ std::string printable(std::string_view text) {
         std::size_t n = 1;
         bool safe = c >= 0x20 && c != 0x7f;
         if (c >= 0x80) {
-            n = utf8_length(text, i);
+            n = wire::utf8_sequence(text, i);
             safe = n != 0 && !is_c1(text, i, n);
             if (n == 0) n = 1;
         }
@@ -174,7 +147,7 @@ std::string check_node_text(std::string_view name) {
             ++i;
             continue;
         }
-        const std::size_t n = utf8_length(name, i);
+        const std::size_t n = wire::utf8_sequence(name, i);
         if (n == 0) return "the name is not UTF-8 (byte " + std::to_string(i) + ")";
         if (is_c1(name, i, n)) return "the name has a control character (C1, byte " + std::to_string(i) + ")";
         i += n;
@@ -214,13 +187,6 @@ bool remove_stale_ipc(const std::string& locator) {
     return refused && ::unlink(path.c_str()) == 0;
 }
 
-std::uint64_t mix(std::uint64_t x) noexcept {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 }  // namespace
 
 struct Core::Impl {
@@ -238,7 +204,7 @@ struct Core::Impl {
         bool local = false;  // same host and pid namespace: kill(pid, 0) applies
         bool watch_graph = false;
         std::set<std::uint64_t> entities;
-        std::uint64_t digest = 0;  // xor of mix(id) over entities
+        std::uint64_t digest = 0;  // xor of discovery::entity_digest_term(id) over entities
     };
     struct Entity {
         Registration reg;
@@ -1026,7 +992,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     }
     topic.insert(e);
     s.entities.insert(e.reg.id);
-    s.digest ^= mix(e.reg.id);
+    s.digest ^= discovery::entity_digest_term(e.reg.id);
     const auto [it, inserted] = entities.emplace(e.reg.id, std::move(e));
     (void)inserted;
     const Entity& added = it->second;
@@ -1044,7 +1010,7 @@ void Core::Impl::remove_entity(std::uint64_t id) {
     entities.erase(it);
     if (auto s = sessions.find(e.session); s != sessions.end()) {
         s->second.entities.erase(id);
-        s->second.digest ^= mix(id);
+        s->second.digest ^= discovery::entity_digest_term(id);
     }
     const TopicKey key{is_service(e.reg.kind), e.reg.topic};
     if (auto t = topics.find(key); t != topics.end()) {

@@ -1,36 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format.hpp"
 
+#include <gecko/wire/names.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
 namespace gecko::tools {
-
-namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i] (not overlong, not a
-// surrogate, at most U+10FFFF), 0 if there is none.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n;
-    std::uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1Fu; }
-    else if ((c & 0xF0) == 0xE0) { n = 3; cp = c & 0x0Fu; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07u; }
-    else return 0;
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    return n;
-}
-
-}  // namespace
 
 std::string printable(std::string_view text, bool keep_newlines) {
     std::string out;
@@ -48,7 +26,7 @@ std::string printable(std::string_view text, bool keep_newlines) {
             ++i;
             continue;
         }
-        const std::size_t n = utf8_length(text, i);
+        const std::size_t n = gecko::wire::utf8_sequence(text, i);
         if (n == 0) {
             std::snprintf(hex, sizeof hex, "\\x%02x", c);
             out += hex;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "msgpack_json.hpp"
 
+#include <gecko/wire/names.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,37 +49,12 @@ std::string format_float(double v, bool single, int max_digits) {
     return s;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if the byte there does not start one.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) return 1;
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) { n = 2; cp = c & 0x1Fu; }
-    else if ((c & 0xF0) == 0xE0) { n = 3; cp = c & 0x0Fu; }
-    else if ((c & 0xF8) == 0xF0) { n = 4; cp = c & 0x07u; }
-    else return 0;
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        const auto cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    const std::uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, too big, surrogate
-    return n;
-}
-
-}  // namespace
-
 void append_json_string(std::string& out, std::string_view s) {
     out += '"';
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
-            const std::size_t n = utf8_sequence(s, i);
+            const std::size_t n = gecko::wire::utf8_sequence(s, i);
             if (n == 0) {
                 out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
                 ++i;
@@ -243,7 +220,7 @@ bool plain_safe(std::string_view s) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x20 || c == 0x7f) return false;
         if (c >= 0x80) {
-            const std::size_t n = utf8_sequence(s, i);
+            const std::size_t n = gecko::wire::utf8_sequence(s, i);
             if (n == 0) return false;
             if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) return false;  // C1 control
             i += n - 1;
@@ -342,7 +319,7 @@ bool key_safe(std::string_view s) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x20 || c == 0x7f) return false;
         if (c >= 0x80) {
-            const std::size_t n = utf8_sequence(s, i);
+            const std::size_t n = gecko::wire::utf8_sequence(s, i);
             if (n == 0) return false;
             i += n - 1;
         }

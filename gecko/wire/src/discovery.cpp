@@ -6,22 +6,18 @@
 
 namespace gecko::discovery {
 
-namespace {
-
 // Mixes an id so that the digest of a set of ids (their xor) does not cancel
 // out for ids that differ in few bits.
-std::uint64_t mix(std::uint64_t x) noexcept {
+std::uint64_t entity_digest_term(std::uint64_t x) noexcept {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
 
-}  // namespace
-
 std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept {
     std::uint64_t d = 0;
-    for (auto id : ids) d ^= mix(id);
+    for (auto id : ids) d ^= entity_digest_term(id);
     return d;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gecko/wire/names.hpp"
 
+#include <cstdint>
+
 #include <cstdio>
 
 namespace gecko::wire {
@@ -71,6 +73,33 @@ std::string check_locator(std::string_view locator) {
     const int p = std::stoi(std::string(port));
     if (p < 1 || p > 65535) return "tcp port is not 1-65535";
     return {};
+}
+
+std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) return 1;
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        cp = c & 0x1Fu;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3;
+        cp = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        cp = c & 0x07u;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
+    return n;
 }
 
 std::string printable(std::string_view text) {

@@ -60,6 +60,9 @@ struct TopicStats {
 
 /// The digest of a set of entity ids that heartbeats carry (docs/DISCOVERY.md §2).
 std::uint64_t entity_digest(const std::vector<std::uint64_t>& ids) noexcept;
+/// What one id adds to the digest, or removes from it (by xor): for a
+/// digest kept up to date as entities come and go.
+std::uint64_t entity_digest_term(std::uint64_t id) noexcept;
 
 const char* to_string(EntityKind kind) noexcept;
 std::optional<EntityKind> kind_from_string(std::string_view text) noexcept;

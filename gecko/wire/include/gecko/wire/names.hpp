@@ -36,6 +36,11 @@ std::string check_locator(std::string_view locator);
 inline constexpr std::size_t max_locator = 256;
 inline constexpr std::size_t max_locators = 8;
 
+/// Length of the well-formed UTF-8 sequence at text[i]: 1 for ASCII, 2-4 for
+/// a multi-byte one (not overlong, not a surrogate, at most U+10FFFF), 0 if
+/// the bytes there are not UTF-8. `i` must be < text.size().
+std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept;
+
 /// `text` with every control character (and DEL, and bytes above 0x7E that
 /// are not part of UTF-8 text) shown as \xNN: safe to print on a terminal.
 std::string printable(std::string_view text);
