@@ -10,7 +10,7 @@
 /// ```
 ///
 /// A message published while no subscriber is connected reaches nobody: it is
-/// counted (stats().unheard, shown by `gecko info`), and a subscriber that
+/// counted (stats().unheard, in `gecko list --json`), and a subscriber that
 /// joins later gets it only from a latched publisher (PublisherOptions::latched).
 
 #include <string>
