@@ -789,22 +789,12 @@ std::vector<Vector> rule_vectors() {
 
 // ---- schemas ------------------------------------------------------------------------------------------
 
+// The codec's own field type families: the schema says what the codec does.
+using gecko::wire::detail::is_optional;
+using gecko::wire::detail::is_string_map;
+using gecko::wire::detail::is_vector;
 template <class T>
-struct is_vector : std::false_type {};
-template <class U, class A>
-struct is_vector<std::vector<U, A>> : std::true_type {};
-template <class T>
-struct is_array : std::false_type {};
-template <class U, std::size_t N>
-struct is_array<std::array<U, N>> : std::true_type {};
-template <class T>
-struct is_optional : std::false_type {};
-template <class U>
-struct is_optional<std::optional<U>> : std::true_type {};
-template <class T>
-struct is_string_map : std::false_type {};
-template <class U>
-struct is_string_map<std::map<std::string, U>> : std::true_type {};
+using is_array = gecko::wire::detail::is_std_array<T>;
 
 template <class M, std::size_t I>
 using field_t = std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, decltype(std::declval<const M&>().gecko_fields())>>>;
