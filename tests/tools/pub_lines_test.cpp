@@ -71,6 +71,7 @@ TEST_CASE("gecko pub --file checks each line against a gecko.msgs type and respe
     CHECK(took >= std::chrono::milliseconds(150));  // 4 messages at 20 Hz: at least 3 periods of 50 ms
 
     const auto got = finish(std::move(echo), 10s);
+    INFO(got.out << got.err);
     REQUIRE(got.lines.size() == 4);
     for (int i = 0; i < 4; ++i) CHECK(nlohmann::json::parse(got.lines[static_cast<std::size_t>(i)]).at("data") == i + 1.0);
 

@@ -186,14 +186,21 @@ void Inbound::route(Frame& frame, std::int64_t receive_ns) {
     const wire::Channel channel = wire::load_channel(frame.data());
     bool routed = false;
     std::shared_lock<std::shared_mutex> lock(routes_mutex_);
+    // The last sink offered the frame may keep it (a move, not a share):
+    // with one subscriber per topic, the common case, no second owner.
+    const bool wildcards = !wildcard_routes_.empty();
     if (const auto it = routes_.find(channel); it != routes_.end()) {
-        for (Sink* sink : it->second) routed = sink->offer(frame, receive_ns) || routed;
-        routed = routed || !it->second.empty();
+        const std::size_t n = it->second.size();
+        for (std::size_t i = 0; i < n; ++i)
+            routed = it->second[i]->offer(frame, receive_ns, !wildcards && i + 1 == n) || routed;
+        routed = routed || n > 0;
     }
-    for (Sink* sink : wildcard_routes_) {
-        if (wire::key_part(sink->config().channel) != wire::key_part(channel)) continue;
-        sink->offer(frame, receive_ns);
-        routed = true;
+    if (wildcards) {
+        for (Sink* sink : wildcard_routes_) {
+            if (wire::key_part(sink->config().channel) != wire::key_part(channel)) continue;
+            sink->offer(frame, receive_ns, sink == wildcard_routes_.back());
+            routed = true;
+        }
     }
     if (!routed) unrouted_.fetch_add(1, std::memory_order_relaxed);
 }

@@ -26,7 +26,7 @@ Sink::Sink(SinkConfig config, Notices& notices) : config_(std::move(config)), no
     ring_.resize(config_.depth);
 }
 
-bool Sink::offer(const Frame& frame, std::int64_t receive_ns) {
+bool Sink::offer(Frame& frame, std::int64_t receive_ns, bool last) {
     wire::FrameView view;
     std::lock_guard<std::mutex> lock(mutex_);
     const wire::FrameError error = wire::parse_frame(frame.data(), frame.size(), config_.max_message_size, view);
@@ -59,13 +59,17 @@ bool Sink::offer(const Frame& frame, std::int64_t receive_ns) {
         return false;
     }
     if (!accept(view, frame.size(), receive_ns)) return false;
+    if (last) {
+        queue(std::move(frame), receive_ns, wire::FrameError::none);
+        return true;
+    }
     Frame copy = frame.share();
     if (copy.empty()) return false;
     queue(std::move(copy), receive_ns, wire::FrameError::none);
     return true;
 }
 
-void Sink::queue(Frame frame, std::int64_t receive_ns, wire::FrameError error) {
+void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error) {
     if (count_ == ring_.size()) {  // full: the oldest unread message makes room
         ring_[head_].frame.reset();
         head_ = (head_ + 1) % ring_.size();

@@ -57,8 +57,10 @@ public:
 
     const SinkConfig& config() const noexcept { return config_; }
 
-    /// Checks `frame` and queues a share of it. Returns true if it was queued.
-    bool offer(const Frame& frame, std::int64_t receive_ns);
+    /// Checks `frame` and queues it: a share of it, or, if `last` (no other
+    /// sink is offered this frame after this one), the frame itself, moved
+    /// out (one owner fewer to count). Returns true if it was queued.
+    bool offer(Frame& frame, std::int64_t receive_ns, bool last);
     /// Takes the oldest queued frame; false if none.
     bool pop(Delivery& out);
     bool empty() const;
@@ -85,7 +87,7 @@ private:
         std::int64_t receive_ns = 0;
         wire::FrameError error = wire::FrameError::none;
     };
-    void queue(Frame frame, std::int64_t receive_ns, wire::FrameError error);  // sink lock held
+    void queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error);  // sink lock held
     struct Publisher {
         std::uint64_t last_sequence = 0;
         std::uint64_t received = 0;

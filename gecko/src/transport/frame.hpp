@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -26,7 +27,10 @@ public:
     struct Ops {
         const std::uint8_t* (*data)(const void* handle) noexcept;
         std::size_t (*size)(const void* handle) noexcept;
-        void (*move)(void* from, void* to) noexcept;        ///< move-construct at `to`, leave `from` destroyable
+        /// Move-construct at `to`, leaving `from` destroyable. Null: the handle
+        /// is trivially relocatable (its bytes may be copied and the source
+        /// forgotten, never destroyed), which saves two calls per move.
+        void (*move)(void* from, void* to) noexcept;
         void (*destroy)(void* handle) noexcept;
         bool (*share)(const void* handle, void* to) noexcept;  ///< construct a second owner at `to`; false: cannot
     };
@@ -76,9 +80,11 @@ public:
 
 private:
     void take(Frame& other) noexcept {
-        if (other.ops_) {
+        if (other.ops_ && other.ops_->move) {
             other.ops_->move(other.storage_, storage_);
             other.ops_->destroy(other.storage_);
+        } else if (other.ops_) {
+            std::memcpy(storage_, other.storage_, storage_size);
         }
         ops_ = std::exchange(other.ops_, nullptr);
     }

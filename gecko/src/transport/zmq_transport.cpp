@@ -42,17 +42,15 @@ const std::uint8_t* msg_data(const void* h) noexcept {
     return static_cast<const std::uint8_t*>(zmq_msg_data(const_cast<zmq_msg_t*>(static_cast<const zmq_msg_t*>(h))));
 }
 std::size_t msg_size(const void* h) noexcept { return zmq_msg_size(static_cast<const zmq_msg_t*>(h)); }
-void msg_move(void* from, void* to) noexcept {
-    zmq_msg_init(static_cast<zmq_msg_t*>(to));
-    zmq_msg_move(static_cast<zmq_msg_t*>(to), static_cast<zmq_msg_t*>(from));
-}
 void msg_destroy(void* h) noexcept { zmq_msg_close(static_cast<zmq_msg_t*>(h)); }
 bool msg_share(const void* h, void* to) noexcept {
     zmq_msg_init(static_cast<zmq_msg_t*>(to));
     // Large messages are reference-counted by ZeroMQ: a copy shares the bytes.
     return zmq_msg_copy(static_cast<zmq_msg_t*>(to), const_cast<zmq_msg_t*>(static_cast<const zmq_msg_t*>(h))) == 0;
 }
-const Frame::Ops zmq_frame_ops{msg_data, msg_size, msg_move, msg_destroy, msg_share};
+// A zmq_msg_t is trivially relocatable (zmq_msg_move itself copies it
+// bitwise): no move function, Frame copies its bytes.
+const Frame::Ops zmq_frame_ops{msg_data, msg_size, nullptr, msg_destroy, msg_share};
 
 // ---- names --------------------------------------------------------------------------
 
@@ -266,7 +264,14 @@ public:
         zmq_msg_init(&m);
         if (zmq_msg_recv(&m, socket_.handle(), ZMQ_DONTWAIT) < 0) {
             zmq_msg_close(&m);
-            reconnect_dropped();
+            // A drain ends here every time: asking the monitor each time
+            // would cost a system call per drain. wait() polls its fd; a
+            // reader that never waits still looks every few milliseconds.
+            const auto now = std::chrono::steady_clock::now();
+            if (now - monitor_checked_ >= std::chrono::milliseconds(5)) {
+                monitor_checked_ = now;
+                reconnect_dropped();
+            }
             // ZeroMQ processed the socket's pending commands before saying
             // EAGAIN: its fd now fires on the next arrival.
             drained_ = true;
@@ -333,6 +338,7 @@ private:
     int monitor_fd_ = -1;
     std::set<std::string> connected_;  // locators connected through this port
     bool drained_ = false;  // the last operation was a take() that found nothing (see ready_now)
+    std::chrono::steady_clock::time_point monitor_checked_{};
 };
 
 class ZmqTransport final : public Transport {

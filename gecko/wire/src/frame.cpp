@@ -6,25 +6,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gecko/wire/endian.hpp"
+
 namespace gecko::wire {
 namespace {
-
-void put_u32(std::uint8_t* p, std::uint32_t v) noexcept {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-void put_u64(std::uint8_t* p, std::uint64_t v) noexcept {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint32_t get_u32(const std::uint8_t* p) noexcept {
-    std::uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-}
-std::uint64_t get_u64(const std::uint8_t* p) noexcept {
-    std::uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-}
 
 // Inflation grows its output by at most this much per step.
 constexpr std::size_t inflate_step = 1u << 20;
@@ -51,11 +36,11 @@ void write_frame_header(std::uint8_t* out, const FrameHeader& h) noexcept {
     out[9] = 'K';
     out[10] = h.version;
     out[11] = h.flags;
-    put_u32(out + 12, h.payload_size);
-    put_u64(out + 16, h.sequence);
-    put_u64(out + 24, h.sender_id);
-    put_u64(out + 32, static_cast<std::uint64_t>(h.send_time_ns));
-    put_u64(out + 40, h.type_hash);
+    store_le32(out + 12, h.payload_size);
+    store_le64(out + 16, h.sequence);
+    store_le64(out + 24, h.sender_id);
+    store_le64(out + 32, static_cast<std::uint64_t>(h.send_time_ns));
+    store_le64(out + 40, h.type_hash);
 }
 
 FrameError parse_frame(const std::uint8_t* data, std::size_t size, std::size_t max_payload, FrameView& out) noexcept {
@@ -68,11 +53,11 @@ FrameError parse_frame(const std::uint8_t* data, std::size_t size, std::size_t m
     h.version = data[10];
     h.flags = data[11];
     if (h.flags & ~frame_flags::known) return FrameError::unknown_flags;
-    h.payload_size = get_u32(data + 12);
-    h.sequence = get_u64(data + 16);
-    h.sender_id = get_u64(data + 24);
-    h.send_time_ns = static_cast<std::int64_t>(get_u64(data + 32));
-    h.type_hash = get_u64(data + 40);
+    h.payload_size = load_le32(data + 12);
+    h.sequence = load_le64(data + 16);
+    h.sender_id = load_le64(data + 24);
+    h.send_time_ns = static_cast<std::int64_t>(load_le64(data + 32));
+    h.type_hash = load_le64(data + 40);
     out.body = data + frame_header_size;
     out.body_size = size - frame_header_size;
     if (h.payload_size > max_payload || out.body_size > max_payload) return FrameError::oversized;
@@ -84,8 +69,8 @@ FrameError parse_frame(const std::uint8_t* data, std::size_t size, std::size_t m
 
 bool peek_sender(const std::uint8_t* data, std::size_t size, std::uint64_t& sender_id, std::uint64_t& sequence) noexcept {
     if (size < frame_header_size || data[8] != 'G' || data[9] != 'K' || data[10] != frame_version) return false;
-    sequence = get_u64(data + 16);
-    sender_id = get_u64(data + 24);
+    sequence = load_le64(data + 16);
+    sender_id = load_le64(data + 24);
     return true;
 }
 

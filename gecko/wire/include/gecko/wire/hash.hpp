@@ -23,6 +23,8 @@
 #include <string>
 #include <string_view>
 
+#include "gecko/wire/endian.hpp"
+
 namespace gecko::wire {
 
 /// 32-bit FNV-1a (offset basis 2166136261, prime 16777619).
@@ -73,14 +75,12 @@ constexpr std::uint64_t type_hash(std::string_view type_name) noexcept { return 
 
 /// Writes a channel's 8 bytes (little-endian) at `out`.
 inline void store_channel(std::uint8_t* out, Channel channel) noexcept {
-    for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(channel >> (8 * i));
+    store_le64(out, channel);
 }
 
 /// Reads a channel from 8 bytes at `in`.
 inline Channel load_channel(const std::uint8_t* in) noexcept {
-    Channel c = 0;
-    for (int i = 7; i >= 0; --i) c = (c << 8) | in[i];
-    return c;
+    return load_le64(in);
 }
 
 }  // namespace gecko::wire
