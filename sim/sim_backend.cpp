@@ -16,6 +16,14 @@ ValueType value_type(ControlType t) {
     return ValueType::angle;
 }
 
+// `values` becomes one value of type `type` with [first, last): in place.
+template <class It>
+void set_values(std::vector<gecko::msgs::click::SensorValue>& values, ValueType type, It first, It last) {
+    values.resize(1);
+    values[0].type = type;
+    values[0].value.assign(first, last);
+}
+
 }  // namespace
 
 gecko::msgs::click::Handshake ClickBackend::handshake() {
@@ -62,6 +70,14 @@ void ClickBackend::apply(const gecko::msgs::click::Control& control) {
 
 gecko::msgs::click::Sensor ClickBackend::sensors() {
     gecko::msgs::click::Sensor s;
+    fill_sensors(s);
+    return s;
+}
+
+// Assigned into `s` field by field: the server passes the same Sensor every
+// step, and the scene's objects never change, so its maps and vectors keep
+// their memory.
+void ClickBackend::fill_sensors(gecko::msgs::click::Sensor& s) {
     for (std::size_t r = 0; r < sim_.robot_count(); ++r) {
         const RobotConfig& config = sim_.scene().robots[r];
         const RobotState& state = sim_.robot(r);
@@ -69,17 +85,22 @@ gecko::msgs::click::Sensor ClickBackend::sensors() {
         o.angle_sensors = state.angles;
         o.angular_velocity_sensors = state.angular_velocities;
         o.torque_sensors = state.torques;
-        o.sensors["tip"] = {{ValueType::position, {state.tip_position.begin(), state.tip_position.end()}}};
-        if (config.gripper) o.sensors["gripper"] = {{ValueType::activated, {state.gripper_activated ? 1.0 : 0.0}}};
+        set_values(o.sensors["tip"], ValueType::position, state.tip_position.begin(), state.tip_position.end());
+        if (config.gripper) {
+            const double activated = state.gripper_activated ? 1.0 : 0.0;
+            set_values(o.sensors["gripper"], ValueType::activated, &activated, &activated + 1);
+        }
     }
     for (std::size_t b = 0; b < sim_.box_count(); ++b) {
         const BoxState& box = sim_.box(b);
         auto& o = s.objects[sim_.scene().boxes[b].name];
-        o.object_sensors = {{ValueType::position, {box.position.begin(), box.position.end()}},
-                            {ValueType::rpy, {box.rpy.begin(), box.rpy.end()}}};
+        o.object_sensors.resize(2);
+        o.object_sensors[0].type = ValueType::position;
+        o.object_sensors[0].value.assign(box.position.begin(), box.position.end());
+        o.object_sensors[1].type = ValueType::rpy;
+        o.object_sensors[1].value.assign(box.rpy.begin(), box.rpy.end());
     }
     s.simulated_time = sim_.time();
-    return s;
 }
 
 void ClickBackend::stop_actuators() {

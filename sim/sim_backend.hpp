@@ -27,6 +27,7 @@ public:
     void apply(const gecko::msgs::click::Control& control) override;
     void step() override { sim_.step(); }
     gecko::msgs::click::Sensor sensors() override;
+    void fill_sensors(gecko::msgs::click::Sensor& out) override;
     void reset() override { sim_.reset(); }
     /// Angle joints hold where they are, velocity joints target 0 rad/s,
     /// torque joints get 0 N m; grippers keep their state (never drop a box).

@@ -4,6 +4,8 @@
 
 #include "gecko/click/controller.hpp"
 
+#include <gecko/wire/assign.hpp>
+
 #include <algorithm>
 #include <iomanip>
 #include <random>
@@ -71,8 +73,9 @@ struct Controller::Impl {
         answers = node.subscriber<Answer>(topics.answer, sub);
     }
 
-    // Sends `request` (id assigned here) and waits for its answer.
-    Answer exchange(Request& request, const char* what) {
+    // Sends `request` (id assigned here) and waits for its answer, decoded
+    // into `answer` (reused: decoding keeps its memory from call to call).
+    Answer& exchange(Request& request, const char* what) {
         if (!peer_seen) {
             if (!requests.wait_for_subscribers(1, options.connect_timeout)) {
                 throw gecko::Error(Errc::no_peer, "no simulation '" + name + "' subscribes to '" + topics.request +
@@ -94,7 +97,6 @@ struct Controller::Impl {
         // the simulation's publisher may not have our subscription yet.
         milliseconds interval = answer_path_ok ? options.resend_after : std::min(first_resend, options.resend_after);
         auto resend_at = start + interval;
-        Answer answer;
         for (;;) {
             auto now = Clock::now();
             auto until = deadline;
@@ -141,7 +143,7 @@ struct Controller::Impl {
         }
     }
 
-    static StepResult to_result(Answer&& a, const char* what) {
+    static StepResult to_result(Answer& a, const char* what) {
         switch (a.kind) {
             case AnswerKind::sensor:
                 if (a.sensor) return StepResult(std::move(*a.sensor));
@@ -165,6 +167,7 @@ struct Controller::Impl {
     Publisher<Request> requests;
     Subscriber<Answer> answers;
     Request step_request;  // step()'s, reused
+    Answer answer;         // exchange()'s, reused
     std::uint64_t last_request_id{0};
     bool peer_seen{false};
     bool answer_path_ok{false};
@@ -186,7 +189,7 @@ const msgs::click::Handshake& Controller::handshake() {
         r.kind = RequestKind::handshake_init;
         r.handshake_init.emplace();
         r.handshake_init->request_id = impl_->last_request_id + 1;
-        Answer a = impl_->exchange(r, "HandshakeInit");
+        Answer& a = impl_->exchange(r, "HandshakeInit");
         switch (a.kind) {
             case AnswerKind::handshake:
                 if (!a.handshake) break;
@@ -212,7 +215,7 @@ StepResult Controller::sensors() {
     return Impl::to_result(impl_->exchange(r, "SensorRequest"), "a SensorRequest");
 }
 
-StepResult Controller::step(const msgs::click::Control& control) {
+Request& Controller::prepare_step(const msgs::click::Control& control) {
     impl_->require_handshake("step()");
     if (auto wrong = check_control(*impl_->handshake, control)) {
         throw gecko::Error(Errc::invalid_argument, "control refused before sending: " + *wrong);
@@ -221,12 +224,30 @@ StepResult Controller::step(const msgs::click::Control& control) {
     Request& r = impl_->step_request;
     r.kind = RequestKind::control;
     if (r.control) {
-        *r.control = control;
+        wire::assign(*r.control, control);
     } else {
         r.control = control;
     }
     r.control->request_id = impl_->last_request_id + 1;
-    return Impl::to_result(impl_->exchange(r, "Control"), "a Control");
+    return r;
+}
+
+StepResult Controller::step(const msgs::click::Control& control) {
+    return Impl::to_result(impl_->exchange(prepare_step(control), "Control"), "a Control");
+}
+
+void Controller::step(const msgs::click::Control& control, StepResult& result) {
+    Answer& a = impl_->exchange(prepare_step(control), "Control");
+    if (a.kind == AnswerKind::sensor && a.sensor) {
+        // Swapped, not moved: the answer keeps the previous Sensor's memory for the next decode.
+        if (auto* held = std::get_if<msgs::click::Sensor>(&result.value_)) {
+            std::swap(*held, *a.sensor);
+        } else {
+            result.value_ = std::move(*a.sensor);
+        }
+        return;
+    }
+    result = Impl::to_result(a, "a Control");
 }
 
 void Controller::reset() {
@@ -235,7 +256,7 @@ void Controller::reset() {
     r.reset.emplace();
     r.reset->direction = msgs::click::Direction::request;
     r.reset->request_id = impl_->last_request_id + 1;
-    Answer a = impl_->exchange(r, "Reset");
+    Answer& a = impl_->exchange(r, "Reset");
     if (a.kind == AnswerKind::reset) return;
     if (a.kind == AnswerKind::error) {
         throw gecko::Error(Errc::remote, "simulation '" + impl_->name + "' refused the reset: " +
@@ -253,7 +274,7 @@ bool Controller::error(const std::string& reason) {
     r.error->request_id = impl_->last_request_id + 1;
     r.error->reason = reason;
     try {
-        Answer a = impl_->exchange(r, "Error");
+        Answer& a = impl_->exchange(r, "Error");
         return a.kind == AnswerKind::ended;
     } catch (const gecko::Error& e) {
         impl_->logger.warn(std::string("Error request not acknowledged: ") + e.what());

@@ -14,6 +14,7 @@
 #include "gecko/click/simulation.hpp"
 
 #include "gecko/signals.hpp"
+#include "gecko/wire/assign.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -93,7 +94,10 @@ struct SimulationServer::Impl {
                 backend.step();
                 ++live.steps;
             }
-            if (step.write_observation) observation = backend.sensors();
+            if (step.write_observation) {
+                if (!observation) observation.emplace();
+                backend.fill_sensors(*observation);
+            }
         } catch (const std::exception& e) {
             cycle_error = e.what();
             logger.error(std::string("backend: ") + e.what());
@@ -188,6 +192,13 @@ struct SimulationServer::Impl {
         sensor.answers = r.request_id;
         a.sensor = std::move(sensor);
         return a;
+    }
+
+    // The backend's sensors, written into the Sensor the answer before last
+    // carried (remember() hands it back): same shape, so no allocation.
+    Answer backend_sensor_answer(const Request& r) {
+        backend.fill_sensors(spare_sensor);
+        return sensor_answer(r, std::move(spare_sensor));
     }
 
     void send(const Answer& a) {
@@ -299,7 +310,7 @@ struct SimulationServer::Impl {
                 }
                 // Not started (or stopped by the watchdog): reading moves nothing, so answer anyway.
                 try {
-                    return sensor_answer(r, backend.sensors());
+                    return backend_sensor_answer(r);
                 } catch (const std::exception& e) {
                     return error_answer(r, e.what());
                 }
@@ -311,7 +322,7 @@ struct SimulationServer::Impl {
                     // The first Control (also without a handshake, as Click allows, or after the watchdog).
                     if (auto wrong = restart(false)) return error_answer(r, *wrong);
                 }
-                pending_control = *r.control;  // assigned: its maps and vectors keep their memory step to step
+                wire::assign(pending_control, *r.control);  // in place: its maps and vectors keep their memory step to step
                 has_pending_control = true;
                 auto a = run_request(spine::Request::action);
                 has_pending_control = false;
@@ -319,7 +330,7 @@ struct SimulationServer::Impl {
                 if (!a.ok) return error_answer(r, a.error);
                 running = true;
                 try {
-                    return sensor_answer(r, backend.sensors());
+                    return backend_sensor_answer(r);
                 } catch (const std::exception& e) {
                     return error_answer(r, e.what());
                 }
@@ -352,6 +363,7 @@ struct SimulationServer::Impl {
         auto& entry = cache[r.controller_id];
         entry.last_id = r.request_id;
         entry.run_ended = r.kind == RequestKind::error;
+        if (entry.answer.sensor) spare_sensor = std::move(*entry.answer.sensor);  // reused next step
         entry.answer = std::move(a);
         entry.seen = now;
         if (cache.size() > max_cached_controllers) {
@@ -437,6 +449,7 @@ struct SimulationServer::Impl {
     bool has_pending_control = false;
     Request request;                       // reused: decoding keeps its storage
     std::optional<msgs::click::Sensor> observation;
+    msgs::click::Sensor spare_sensor;      // a Sensor's memory, recycled from the cache (backend_sensor_answer)
     std::string cycle_error;
 
     std::atomic<bool> reset_requested{false};

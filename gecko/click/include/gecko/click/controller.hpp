@@ -80,6 +80,7 @@ public:
     const msgs::click::Error& error() const;
 
 private:
+    friend class Controller;  // step(control, result) writes into value_ in place
     std::variant<msgs::click::Sensor, msgs::click::Reset, msgs::click::Error> value_;
 };
 
@@ -127,6 +128,12 @@ public:
     ///         is sent then. Errc::no_peer, Errc::timeout as handshake().
     StepResult step(const msgs::click::Control& control);
 
+    /// The same step, its outcome written into `result`: a loop that keeps
+    /// one StepResult gets each step's Sensor in the memory of the previous
+    /// one, and allocates nothing per step once the shapes have settled.
+    /// `result` is untouched if this throws.
+    void step(const msgs::click::Control& control, StepResult& result);
+
     /// Sends a Reset: the simulation returns to its initial state and pauses
     /// until the next Control. @throws gecko::Error (Errc::remote if refused;
     /// no_peer, timeout as handshake()).
@@ -152,6 +159,7 @@ public:
 
 private:
     struct Impl;
+    Request& prepare_step(const msgs::click::Control& control);  // checks it; the reused step request
     std::unique_ptr<Impl> impl_;
 };
 

@@ -84,6 +84,13 @@ public:
     /// The sensors now. The server fills in `answers`.
     virtual msgs::click::Sensor sensors() = 0;
 
+    /// The sensors now, written into `out`: the server hands back the same
+    /// objects step after step, so assigning into them (rather than building
+    /// a new Sensor) keeps their maps' and vectors' memory and allocates
+    /// nothing per step. Override it instead of relying on the default,
+    /// which calls sensors().
+    virtual void fill_sensors(msgs::click::Sensor& out) { out = sensors(); }
+
     /// Returns to the initial state (time, positions, controls).
     virtual void reset() = 0;
 
