@@ -136,25 +136,41 @@ void Inbound::remove_sink(Sink& sink, const std::string& announcement) {
     });
 }
 
-void Inbound::connect(const std::string& locator) {
-    run([this, locator] {
-        if (!connections_.emplace(locator, 1).second) return;
-        InPort* port = port_for(locator);
-        std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
-        if (!port || !port->connect(locator, why)) {
-            connections_.erase(locator);
-            // The locator came from another node: say so once, never throw (it is not ours to fix).
-            notices_.add(LogLevel::warn, "unusable locator",
-                         "cannot connect to another node at '" + locator + "': " + why +
-                             "; its messages will not reach this node");
+void Inbound::connect(const std::string& locator) { connect(std::vector<std::string>{locator}); }
+
+void Inbound::connect(const std::vector<std::string>& candidates) {
+    if (candidates.empty()) return;
+    run([this, candidates] {
+        const std::string& link = candidates.front();
+        if (connections_.count(link)) return;
+        std::string refused;  // why the better candidates could not serve
+        for (const auto& locator : candidates) {
+            InPort* port = port_for(locator);
+            std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
+            if (port && port->connect(locator, why)) {
+                connections_.emplace(link, locator);
+                // Said once per node and scheme: with many peers on one host it would repeat.
+                if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
+                    notices_.add(LogLevel::info, "fallback from " + std::string(scheme_of(link)),
+                                 "cannot use " + refused + "; using " + locator +
+                                     " instead (said once: later links that fall back the same way are not logged)");
+                }
+                return;
+            }
+            refused += (refused.empty() ? "" : "; nor ") + locator + " (" + why + ")";
         }
+        // The locators came from another node: say so once, never throw (it is not ours to fix).
+        notices_.add(LogLevel::warn, "unusable locator",
+                     "cannot connect to another node at " + refused + "; its messages will not reach this node");
     });
 }
 
 void Inbound::disconnect(const std::string& locator) {
     run([this, locator] {
-        if (!connections_.erase(locator)) return;
-        if (InPort* port = port_for(locator)) port->disconnect(locator);
+        const auto it = connections_.find(locator);
+        if (it == connections_.end()) return;
+        if (InPort* port = port_for(it->second)) port->disconnect(it->second);
+        connections_.erase(it);
     });
 }
 

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -56,6 +57,10 @@ public:
     // ---- links to other nodes (any thread) -----------------------------------------
     /// Connects to another node's out-port (once per locator; counted).
     void connect(const std::string& locator);
+    /// Connects to another node through the first of `candidates` (its
+    /// usable locators, best first) that opens; says once why a better one
+    /// could not. The link is known by `candidates.front()` to disconnect().
+    void connect(const std::vector<std::string>& candidates);
     void disconnect(const std::string& locator);
 
     // ---- waiting (application threads) ------------------------------------------------
@@ -117,7 +122,8 @@ private:
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};
-    std::unordered_map<std::string, int> connections_;  // io holder only: locator -> users
+    std::unordered_map<std::string, std::string> connections_;  // io holder only: link (its best locator) -> locator in use
+    std::set<std::string> fallbacks_said_;                       // io holder only: schemes a link fell back from
 };
 
 }  // namespace gecko::detail

@@ -247,14 +247,15 @@ void NodeImpl::on_peers(std::uint64_t entity, const std::vector<Peer>& peers) {
             continue;  // ourselves: the self-link made at start serves
         }
         Whereabouts there{p.host, p.host_id, p.pid, p.pid_ns};
-        link.locator = choose_locator(p.locators, here_, there);
+        const auto usable = usable_locators(p.locators, here_, there);
+        link.locator = usable.empty() ? std::string() : usable.front();
         if (link.locator.empty()) {
             notices_.add(LogLevel::warn, "no usable locator",
                          "node '" + p.node + "' on host " + p.host + " offers no locator this node can use (" +
                              std::to_string(p.locators.size()) + " offered); its messages will not reach us");
             continue;
         }
-        inbound_->connect(link.locator);
+        inbound_->connect(usable);
     }
     auto& wanted = wants_[entity];
     for (auto session : wanted)

@@ -38,30 +38,41 @@ std::string known_schemes() {
 
 namespace {
 
-// The first locator whose scheme has exactly this reach, in the registry's order.
-std::string pick(const std::vector<std::string>& locators, Reach reach) {
+// The locators whose scheme has exactly this reach, in the registry's order.
+void pick_all(const std::vector<std::string>& locators, Reach reach, std::vector<std::string>& out) {
     for (const auto& kind : transport_kinds())
         for (const auto& s : kind.schemes) {
             if (s.reach != reach) continue;
             for (const auto& l : locators)
-                if (scheme_of(l) == s.scheme) return l;
+                if (scheme_of(l) == s.scheme) out.push_back(l);
         }
-    return {};
+}
+
+std::string pick(const std::vector<std::string>& locators, Reach reach) {
+    std::vector<std::string> all;
+    pick_all(locators, reach, all);
+    return all.empty() ? std::string() : all.front();
 }
 
 }  // namespace
 
-std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there) {
+std::vector<std::string> usable_locators(const std::vector<std::string>& locators, const Whereabouts& here,
+                                         const Whereabouts& there) {
     // The same /tmp and /dev/shm: equal host ids (boot id + mount namespace);
     // a peer that sent none is compared by host name.
     const bool same_host = there.host_id.empty() ? there.host == here.host : there.host_id == here.host_id;
     const bool same_process = same_host && there.pid == here.pid && there.pid_namespace == here.pid_namespace;
     // The narrowest reach that applies first; a wider one always works too.
-    std::string chosen;
-    if (same_process) chosen = pick(locators, Reach::process);
-    if (chosen.empty() && same_host) chosen = pick(locators, Reach::host);
-    if (chosen.empty()) chosen = pick(locators, Reach::network);
-    return chosen;
+    std::vector<std::string> out;
+    if (same_process) pick_all(locators, Reach::process, out);
+    if (same_host) pick_all(locators, Reach::host, out);
+    pick_all(locators, Reach::network, out);
+    return out;
+}
+
+std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there) {
+    const auto usable = usable_locators(locators, here, there);
+    return usable.empty() ? std::string() : usable.front();
 }
 
 std::string self_locator(const std::vector<std::string>& locators) {

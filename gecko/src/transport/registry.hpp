@@ -47,6 +47,12 @@ std::string known_schemes();
 /// the narrowest reach that applies (same process, same host, network), and
 /// within one reach the registry's order. Empty if none can reach it.
 std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there);
+/// Every one of a peer's `locators` a node at `here` can use to reach it at
+/// `there`, best first (the order choose_locator picks by): when the first
+/// cannot be opened (shared memory in another container, say), the next one
+/// serves.
+std::vector<std::string> usable_locators(const std::vector<std::string>& locators, const Whereabouts& here,
+                                         const Whereabouts& there);
 /// The locator a node links to itself with (its own subscribers hear its own publishers).
 std::string self_locator(const std::vector<std::string>& locators);
 
