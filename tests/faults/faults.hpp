@@ -224,10 +224,12 @@ inline constexpr std::uint64_t bytes_type = wire::type_hash("gecko.msgs.Bytes");
 /// as a node's out-port is. Victims connect to it (Node::connect).
 class HostilePublisher {
 public:
-    explicit HostilePublisher(const std::string& bind = "tcp://127.0.0.1:*") {
+    /// `linger`: how long frames still queued may go out once it is destroyed (0: dropped).
+    explicit HostilePublisher(const std::string& bind = "tcp://127.0.0.1:*",
+                              std::chrono::milliseconds linger = std::chrono::milliseconds(0)) {
         net::SocketOptions so;
         so.send_queue = 0;  // unbounded: every frame reaches the victim as fast as it drains
-        so.linger = std::chrono::milliseconds(0);
+        so.linger = linger;
         socket_ = net::make_socket(*context_, zmq::socket_type::xpub, so);
         // Its connections' ends, to see a victim's transport hang up on it.
         static std::atomic<int> monitors{0};

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <ctime>
 
@@ -206,7 +207,7 @@ public:
         // the port connects it again.
         static std::atomic<unsigned> instances{0};
         const std::string monitor_endpoint = "inproc://gecko-in-monitor-" + hex(o.session) + "-" + std::to_string(instances++);
-        if (zmq_socket_monitor(socket_.handle(), monitor_endpoint.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
+        if (zmq_socket_monitor(socket_.handle(), monitor_endpoint.c_str(), ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED) == 0) {
             monitor_ = net::make_socket(context, zmq::socket_type::pair);
             monitor_.connect(monitor_endpoint);
             monitor_fd_ = monitor_.get(zmq::sockopt::fd);
@@ -293,8 +294,12 @@ public:
     unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) override {
         if (ready_now()) return 1;
         pollfd p[4] = {{fd_, POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}, {monitor_fd_, POLLIN, 0}};
-        const int ms = timeout.count() <= 0 ? 0 : static_cast<int>((timeout.count() + 999999) / 1000000);
-        if (::poll(p, 4, ms) <= 0) return 0;  // timeout, or EINTR: the caller re-checks ok() and its deadline
+        int ms = timeout.count() <= 0 ? 0 : static_cast<int>((timeout.count() + 999999) / 1000000);
+        if (!dropped_.empty()) ms = std::min(ms, static_cast<int>(drop_grace.count()));  // to reconnect it in time
+        if (::poll(p, 4, ms) <= 0) {  // timeout, or EINTR: the caller re-checks ok() and its deadline
+            if (!dropped_.empty()) reconnect_dropped();
+            return 0;
+        }
         unsigned fired = 0;
         for (unsigned i = 0; i < 3; ++i)
             if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
@@ -307,17 +312,37 @@ public:
 
 private:
     // Reads the monitor's events (never blocks) and connects again every
-    // locator of ours whose link dropped.
+    // locator of ours whose link dropped for good. A link that dropped because
+    // the peer went away is ZeroMQ's to re-establish (it says so with
+    // CONNECT_RETRIED right after DISCONNECTED), and its pipe still holds the
+    // frames that arrived before: disconnecting it here would throw them away
+    // unread (a publisher that exits right after publishing). Only a session
+    // ZeroMQ ended for a protocol error (an oversized frame) has no retry;
+    // it is connected again once a short grace has passed without one.
     void reconnect_dropped() {
         if (monitor_fd_ < 0) return;
+        const auto now = std::chrono::steady_clock::now();
         for (int budget = 64; budget > 0; --budget) {
             zmq::message_t event, address;
-            if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+            if (!monitor_.recv(event, zmq::recv_flags::dontwait)) break;
             if (!event.more() || !monitor_.recv(address, zmq::recv_flags::dontwait)) continue;
             std::uint16_t what = 0;
             if (event.size() >= 2) std::memcpy(&what, event.data(), 2);
-            const std::string locator = address.to_string();
-            if (what != ZMQ_EVENT_DISCONNECTED || !connected_.count(locator)) continue;
+            std::string locator = address.to_string();
+            if (!connected_.count(locator)) continue;
+            if (what == ZMQ_EVENT_DISCONNECTED) {
+                dropped_.emplace(std::move(locator), now);
+            } else {
+                dropped_.erase(locator);  // CONNECT_RETRIED: ZeroMQ reconnects it itself
+            }
+        }
+        for (auto it = dropped_.begin(); it != dropped_.end();) {
+            if (now - it->second < drop_grace) {
+                ++it;
+                continue;
+            }
+            const std::string locator = it->first;
+            it = dropped_.erase(it);
             try {
                 socket_.disconnect(locator);
             } catch (const zmq::error_t&) {
@@ -332,11 +357,15 @@ private:
         }
     }
 
+    // How long a dropped link may wait for ZeroMQ's own retry before the port reconnects it.
+    static constexpr std::chrono::milliseconds drop_grace{100};
+
     zmq::socket_t socket_;
     zmq::socket_t monitor_;  // PAIR: the SUB's disconnect events
     int fd_ = -1;
     int monitor_fd_ = -1;
     std::set<std::string> connected_;  // locators connected through this port
+    std::map<std::string, std::chrono::steady_clock::time_point> dropped_;  // DISCONNECTED, no retry seen yet
     bool drained_ = false;  // the last operation was a take() that found nothing (see ready_now)
     std::chrono::steady_clock::time_point monitor_checked_{};
 };
