@@ -283,6 +283,39 @@ TEST_CASE("skip steps over a value of any type, nested ones included", "[wire][r
     CHECK(failures == all.size());
 }
 
+TEST_CASE("ext: a type code and its bytes, as a view into the input", "[wire][reader]") {
+    const Bytes all = packed([](auto& pk) {
+        for (const std::uint32_t size : {1u, 2u, 4u, 8u, 16u, 3u, 300u, 70000u}) {  // fixext 1-16, ext 8/16/32
+            pk.pack_ext(size, static_cast<std::int8_t>(-static_cast<int>(size % 100)));
+            pk.pack_ext_body(std::string(size, 'e').data(), size);
+        }
+    });
+    Reader r = reader(all);
+    for (const std::uint32_t size : {1u, 2u, 4u, 8u, 16u, 3u, 300u, 70000u}) {
+        CAPTURE(size);
+        const auto ext = r.read_ext();
+        CHECK(ext.type == -static_cast<int>(size % 100));
+        CHECK(ext.data.size() == size);
+        CHECK(ext.data[size - 1] == 'e');
+    }
+    CHECK(r.at_end());
+    CHECK(error_of([] { reader({0xc7, 0x05, 0x01, 'a'}).read_ext(); }) == "is cut short: an ext of 5 bytes, only 1 left in the input");
+    CHECK(error_of([] { reader({0xd6, 0x01, 'a'}).read_ext(); }) == "is cut short: an ext of 4 bytes, only 1 left in the input");
+    CHECK(error_of([] { reader({0xc8, 0x00}).read_ext(); }) == "is cut short: an ext header needs 4 bytes, only 2 left in the input");
+    CHECK(error_of([] { reader({0xa1, 'a'}).read_ext(); }) == "has msgpack type str, expected an ext");
+}
+
+TEST_CASE("read_raw skips a value and gives its bytes", "[wire][reader][skip]") {
+    const Bytes b = {0x92, 0xa1, 'a', 0x81, 0x01, 0xc0, 0x07};
+    Reader r = reader(b);
+    const auto first = r.read_raw();
+    CHECK(first.data() == b.data());
+    CHECK(first.size() == 6);
+    CHECK(r.read_raw() == gecko::BytesView(b.data() + 6, 1));
+    CHECK(r.at_end());
+    CHECK_THROWS_AS(reader({0x92, 0x01}).read_raw(), DecodeError);
+}
+
 TEST_CASE("arrays and maps nest at most max_depth deep, also when skipped", "[wire][reader][depth]") {
     STATIC_REQUIRE(Reader::max_depth == 64);
     auto nested = [](std::size_t depth, std::uint8_t container) {

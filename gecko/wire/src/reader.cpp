@@ -136,25 +136,41 @@ void Reader::skip_value(std::uint8_t b) {
         case 0xcd: case 0xd1: size = 3; break;
         case 0xce: case 0xd2: size = 5; break;
         case 0xcf: case 0xd3: size = 9; break;
-        case 0xd4: size = 3; break;   // fixext 1: type byte + 1
-        case 0xd5: size = 4; break;   // fixext 2
-        case 0xd6: size = 6; break;   // fixext 4
-        case 0xd7: size = 10; break;  // fixext 8
-        case 0xd8: size = 18; break;  // fixext 16
-        case 0xc7:
-        case 0xc8:
-        case 0xc9: {  // ext 8/16/32: length, type byte, data
-            const std::size_t header = b == 0xc7 ? 3 : b == 0xc8 ? 4 : 6;
-            need(header, "an ext header");
-            const std::size_t length = b == 0xc7 ? p_[1] : b == 0xc8 ? load16(p_ + 1) : load32(p_ + 1);
-            if (length > remaining() - header) fail_body("ext", length, header);
-            p_ += header + length;
-            return;
-        }
+        case 0xc7: case 0xc8: case 0xc9:
+        case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: (void)read_ext(); return;
         default: fail_type("a msgpack value");  // 0xc1
     }
     need(size, type_word(b));
     p_ += size;
+}
+
+// ---- ext ----
+
+Reader::Ext Reader::read_ext() {
+    const std::uint8_t b = peek_byte();
+    std::size_t header = 2;  // fixext: the header byte, then the type byte
+    std::size_t length = 0;
+    switch (b) {
+        case 0xd4: length = 1; break;
+        case 0xd5: length = 2; break;
+        case 0xd6: length = 4; break;
+        case 0xd7: length = 8; break;
+        case 0xd8: length = 16; break;
+        case 0xc7: header = 3; break;  // ext 8/16/32: the header byte, the length, the type byte
+        case 0xc8: header = 4; break;
+        case 0xc9: header = 6; break;
+        default: fail_type("an ext");
+    }
+    need(header, "an ext header");
+    if (b == 0xc7) length = p_[1];
+    if (b == 0xc8) length = load16(p_ + 1);
+    if (b == 0xc9) length = load32(p_ + 1);
+    if (length > remaining() - header) fail_body("ext", length, header);
+    Ext ext;
+    ext.type = static_cast<std::int8_t>(p_[header - 1]);
+    ext.data = BytesView(p_ + header, length);
+    p_ += header + length;
+    return ext;
 }
 
 // ---- errors ----
@@ -173,7 +189,8 @@ void Reader::fail_short(const char* what, std::size_t needed) const {
 }
 
 void Reader::fail_body(const char* what, std::size_t length, std::size_t header) const {
-    throw DecodeError(std::string("is cut short: a ") + what + " of " + bytes_word(length) + ", only " +
+    const char* article = what[0] == 'e' ? "an " : "a ";  // "a str", "a bin", "an ext"
+    throw DecodeError(std::string("is cut short: ") + article + what + " of " + bytes_word(length) + ", only " +
                       std::to_string(remaining() - header) + " left in the input");
 }
 

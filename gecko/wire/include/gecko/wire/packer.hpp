@@ -3,13 +3,15 @@
 /// @file packer.hpp
 /// gecko::wire::Packer: writes msgpack into a gecko::Buffer, byte for byte
 /// what msgpack-c's packer writes (the smallest form of each header), with
-/// the bytes stored in place instead of one out-of-line append per header.
+/// the bytes stored in place instead of one out-of-line append per header
+/// (floats excepted: pack_float32 and pack_float64 keep their width).
 /// The message encoder (gecko::wire::encode) uses it for Buffers; other
 /// streams keep msgpack-c's packer. Same member names as msgpack-c's, so the
 /// encoder's templates take either.
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
 
 #include "gecko/buffer.hpp"
@@ -30,6 +32,25 @@ public:
             if (v < 0) return negative(static_cast<std::int64_t>(v));
         }
         return positive(static_cast<std::uint64_t>(v));
+    }
+
+    /// A float32 or float64, always as that float, even when integral (where
+    /// msgpack-c's pack_float and pack_double write 1.0 as the int 1).
+    Packer& pack_float32(float v) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        return head<4>(0xca, bits);
+    }
+    Packer& pack_float64(double v) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        return head<8>(0xcb, bits);
+    }
+
+    /// A str: header and bytes.
+    Packer& pack(std::string_view text) {
+        pack_str(static_cast<std::uint32_t>(text.size()));
+        return raw(text.data(), text.size());
     }
 
     Packer& pack_str(std::uint32_t n) {

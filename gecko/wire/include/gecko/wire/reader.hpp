@@ -310,9 +310,28 @@ public:
         return count;
     }
 
+    /// An ext value: an application-defined type code and its bytes.
+    struct Ext {
+        std::int8_t type = 0;
+        BytesView data;
+    };
+    /// An ext, its data as a view into the input.
+    /// @throws DecodeError unless the next value is an ext that fits in the input.
+    Ext read_ext();
+
     /// Skips one value of any type, nested arrays and maps included.
     /// @throws DecodeError if it is malformed, cut short or nested deeper than max_depth.
     void skip();
+
+    /// Skips one value like skip() and returns its encoded bytes (header
+    /// included), a view into the input: a value to look at later, or to
+    /// hand on, already checked whole.
+    /// @throws DecodeError as skip() does.
+    BytesView read_raw() {
+        const std::uint8_t* start = p_;
+        skip();
+        return BytesView(start, static_cast<std::size_t>(p_ - start));
+    }
 
     /// @throws DecodeError if any bytes are left ("followed by N trailing bytes").
     void expect_end() const {
