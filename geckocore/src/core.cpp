@@ -282,7 +282,7 @@ struct Core::Impl {
     // requests
     void on_router();
     void handle(const RouterRequest& request, const discovery::Message& m);
-    void hello(const RouterRequest& request, const msgpack::object& root, std::uint64_t sid, Clock::time_point now);
+    void hello(const RouterRequest& request, const wire::Value& root, std::uint64_t sid, Clock::time_point now);
     void reply(const std::string& route, bool req_envelope, const discovery::Writer& w);
     void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
                      const std::string& message);
@@ -299,7 +299,7 @@ struct Core::Impl {
     Peer peer_of(const Entity& e) const;
     void graph_event(bool appeared, const TopicKey& key, const std::string& type);
     void graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type);
-    void answer_list(const std::string& route, bool req_envelope, const msgpack::object& request);
+    void answer_list(const std::string& route, bool req_envelope, const wire::Value& request);
     void table_changed(const std::set<std::string>& names);
     void count(std::uint64_t CoreCounters::*field) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -562,14 +562,14 @@ void Core::Impl::on_router() {
             if (auto c = connections.find(fd); c != connections.end()) c->second.spoke = true;
         try {
             handle(request, *m);
-        } catch (const std::exception& e) {  // e.g. msgpack type errors deep in a field
+        } catch (const std::exception& e) {  // whatever a handler throws: counted like a malformed message
             count(&CoreCounters::malformed_messages);
             reply_error(request.route, request.req_envelope, 0, "malformed", e.what());
         }
     }
 }
 
-void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root, std::uint64_t sid, Clock::time_point now) {
+void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, std::uint64_t sid, Clock::time_point now) {
     const auto& route = request.route;
     const bool env = request.req_envelope;
     auto key = discovery::get_str(root, "key");
@@ -661,9 +661,9 @@ void Core::Impl::hello(const RouterRequest& request, const msgpack::object& root
     if (!fresh) {
         // The node lists everything it has: drop what it withdrew while we could not hear it.
         std::set<std::uint64_t> keep;
-        if (const auto* ids = discovery::find(root, "ids"); ids && ids->type == msgpack::type::ARRAY)
-            for (std::uint32_t i = 0; i < ids->via.array.size; ++i)
-                if (ids->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) keep.insert(ids->via.array.ptr[i].via.u64);
+        if (const auto ids = discovery::find(root, "ids"))
+            for (const wire::Value& item : ids->items())
+                if (const auto id = item.as_uint()) keep.insert(*id);
         const auto mine = s.entities;
         for (auto id : mine)
             if (!keep.count(id)) remove_entity(id);
@@ -754,13 +754,13 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         const auto e = id ? entities.find(*id) : entities.end();
         if (e != entities.end() && e->second.session == s.id) remove_entity(*id);
     } else if (t == "stats") {
-        const auto* list = discovery::find(root, "stats");
-        if (!list || list->type != msgpack::type::ARRAY) {
+        const auto list = discovery::find(root, "stats");
+        if (!list || list->type() != wire::Type::array) {
             count(&CoreCounters::malformed_messages);
             return;
         }
-        for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-            const auto st = discovery::read_stats(list->via.array.ptr[i]);
+        for (const wire::Value& item : list->items()) {
+            const auto st = discovery::read_stats(item);
             if (!st) continue;
             const auto e = entities.find(st->id);
             if (e == entities.end() || e->second.session != s.id) continue;
@@ -1089,7 +1089,7 @@ void Core::Impl::table_changed(const std::set<std::string>& names) {
 // The answer to `list`: the whole table, or one page of topics of it
 // (`offset`, `limit`, or a single `topic`), never more than list_page_bytes of
 // topics per answer; `next` says where the next page starts (0: none).
-void Core::Impl::answer_list(const std::string& route, bool req_envelope, const msgpack::object& request) {
+void Core::Impl::answer_list(const std::string& route, bool req_envelope, const wire::Value& request) {
     const auto now = Clock::now();
     const auto only = discovery::get_str(request, "topic");
     const std::size_t offset = static_cast<std::size_t>(discovery::get_u64(request, "offset").value_or(0));

@@ -313,18 +313,18 @@ TEST_CASE("every committed discovery message reads back as the node and the core
             CHECK(r->id == m.at("id").get<std::uint64_t>());
             CHECK(discovery::to_string(r->kind) == m.at("kind").get<std::string>());
         } else if (t == "peers") {
-            const auto* list = discovery::find(root, "peers");
+            const auto list = discovery::find(root, "peers");
             REQUIRE(list);
-            for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-                const auto p = discovery::read_peer(list->via.array.ptr[i]);
+            for (std::uint32_t i = 0; i < list->count(); ++i) {
+                const auto p = discovery::read_peer(*list->item(i));
                 REQUIRE(p);
                 CHECK(p->locators.size() == 3);
                 CHECK(p->session != 0);
             }
         } else if (t == "stats") {
-            const auto* list = discovery::find(root, "stats");
+            const auto list = discovery::find(root, "stats");
             REQUIRE(list);
-            const auto first = discovery::read_stats(list->via.array.ptr[0]);
+            const auto first = discovery::read_stats(*list->item(0));
             REQUIRE(first);
             CHECK(first->messages_per_s == 99.5);
             CHECK(first->bytes_per_s == 1194.0);  // written as an int, read as a number

@@ -20,7 +20,7 @@ namespace discovery = gecko::discovery;
 
 namespace {
 
-std::string str(const msgpack::object& o, const char* key) { return discovery::get_str(o, key).value_or(""); }
+std::string str(const gecko::wire::Value& o, const char* key) { return discovery::get_str(o, key).value_or(""); }
 
 // The error a core answers a hello or add with (nullopt: none within 3 s).
 std::optional<std::pair<std::string, std::string>> error_of(CoreClient& c, std::chrono::milliseconds timeout = 3s) {
@@ -44,8 +44,8 @@ std::size_t count_containing(const std::vector<std::string>& lines, const std::s
 
 // The `list` answer's array `field` (nodes, topics).
 std::size_t list_size(const discovery::Message& list, const char* field) {
-    const auto* a = discovery::find(list.root(), field);
-    return a && a->type == msgpack::type::ARRAY ? a->via.array.size : 0;
+    const auto a = discovery::find(list.root(), field);
+    return a ? a->count() : 0;
 }
 
 }  // namespace
@@ -88,11 +88,11 @@ TEST_CASE("hello, remove and bye with a victim's session id but not its secret l
     const auto list = list_core(core.endpoint, key);
     REQUIRE(list);
     std::uint64_t victim_session = 0;
-    const auto* nodes = discovery::find(list->root(), "nodes");
+    const auto nodes = discovery::find(list->root(), "nodes");
     REQUIRE(nodes);
-    for (std::uint32_t i = 0; i < nodes->via.array.size; ++i)
-        if (str(nodes->via.array.ptr[i], "node") == "victim_pub")
-            victim_session = discovery::get_u64(nodes->via.array.ptr[i], "s").value_or(0);
+    for (std::uint32_t i = 0; i < nodes->count(); ++i)
+        if (str(*nodes->item(i), "node") == "victim_pub")
+            victim_session = discovery::get_u64(*nodes->item(i), "s").value_or(0);
     REQUIRE(victim_session != 0);
 
     CoreClient thief(core.endpoint, victim_session, /*secret=*/12345);
@@ -137,7 +137,7 @@ TEST_CASE("a node whose entities the core lost (heartbeat digest differs) regist
         }
     });
     auto pub = Victim::start({"pub", "--topic", "kept"}, {{"GECKO_CORE", fake.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}});
-    const auto is_pub = [&](const msgpack::object& o) { return discovery::get_u64(o, "id").value_or(0) == pub.id; };
+    const auto is_pub = [&](const gecko::wire::Value& o) { return discovery::get_u64(o, "id").value_or(0) == pub.id; };
     REQUIRE(fake.wait_count("add", 1, 5s, is_pub));
     // Heartbeats every 100 ms (a third of the 300 ms lease): each says the core lost it.
     CHECK(fake.wait_count("add", 3, 5s, is_pub));
@@ -239,8 +239,8 @@ TEST_CASE("10,000 publishers on one topic with a subscriber watching it cost the
     std::size_t peers = 0;
     for (auto m = watcher.recv(2s); m; m = watcher.recv(500ms))
         if (m->type() == "peers") {
-            const auto* list = discovery::find(m->root(), "peers");
-            if (list && list->type == msgpack::type::ARRAY) peers += list->via.array.size;
+            const auto list = discovery::find(m->root(), "peers");
+            if (list) peers += list->count();
         }
     CHECK(peers == n / 2);
     const double cpu1 = figures_of(core.proc.pid()).cpu_s;
@@ -467,7 +467,7 @@ TEST_CASE("list answers stay under the tools' limit whatever the table holds, an
     // Asked as a tool asks (a DEALER limited to 4 MiB, as the tools are): answered.
     const auto list = list_core(core.endpoint, key, 10s);
     REQUIRE(list);
-    const auto* omitted = discovery::find(list->root(), "omitted");
+    const auto omitted = discovery::find(list->root(), "omitted");
     REQUIRE(omitted);
     const auto nodes_listed = list_size(*list, "nodes");
     const auto nodes_omitted = discovery::get_u64(*omitted, "nodes").value_or(0);
@@ -477,13 +477,13 @@ TEST_CASE("list answers stay under the tools' limit whatever the table holds, an
     CHECK(nodes_listed + nodes_omitted == nodes + 1);
     CHECK(nodes_omitted > 0);
     CHECK(entities_omitted > 0);
-    const auto* topics = discovery::find(list->root(), "topics");
+    const auto topics = discovery::find(list->root(), "topics");
     REQUIRE(topics);
-    REQUIRE(topics->via.array.size == 1);
-    const auto& heavy = topics->via.array.ptr[0];
-    const auto* pubs = discovery::find(heavy, "publishers");
+    REQUIRE(topics->count() == 1);
+    const auto heavy = *topics->item(0);
+    const auto pubs = discovery::find(heavy, "publishers");
     REQUIRE(pubs);
-    CHECK(pubs->via.array.size + discovery::get_u64(heavy, "omitted").value_or(0) == 4000);
+    CHECK(pubs->count() + discovery::get_u64(heavy, "omitted").value_or(0) == 4000);
 #ifdef GECKO_CLI_PATH
     // And `gecko list` shows the table rather than blaming the network.
     SpawnOptions o;

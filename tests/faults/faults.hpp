@@ -313,7 +313,7 @@ public:
     }
     /// Skips messages until one of type `t` (and satisfying `match`), or nullopt at the deadline.
     std::optional<discovery::Message> await(const std::string& t, std::chrono::milliseconds timeout,
-                                            const std::function<bool(const msgpack::object&)>& match = {}) {
+                                            const std::function<bool(const gecko::wire::Value&)>& match = {}) {
         const auto deadline = Clock::now() + timeout;
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -431,7 +431,7 @@ public:
         reply(to, w);
     }
     /// How many messages of type `t` arrived (satisfying `match`).
-    std::size_t count(const std::string& t, const std::function<bool(const msgpack::object&)>& match = {}) {
+    std::size_t count(const std::string& t, const std::function<bool(const gecko::wire::Value&)>& match = {}) {
         std::lock_guard<std::mutex> lock(mutex_);
         std::size_t n = 0;
         for (const auto& [type, bytes] : seen_) {
@@ -448,7 +448,7 @@ public:
     }
     /// Waits (bounded) until count(t, match) >= n.
     bool wait_count(const std::string& t, std::size_t n, std::chrono::milliseconds timeout,
-                    const std::function<bool(const msgpack::object&)>& match = {}) {
+                    const std::function<bool(const gecko::wire::Value&)>& match = {}) {
         const auto deadline = Clock::now() + timeout;
         while (count(t, match) < n) {
             if (Clock::now() >= deadline) return false;
@@ -529,7 +529,7 @@ inline std::optional<discovery::Message> list_core(const std::string& endpoint, 
 
 /// A counter of the core's `list` answer (0 if absent).
 inline std::uint64_t core_counter(const discovery::Message& list, const std::string& name) {
-    const auto* counters = discovery::find(list.root(), "counters");
+    const auto counters = discovery::find(list.root(), "counters");
     return counters ? discovery::get_u64(*counters, name).value_or(0) : 0;
 }
 

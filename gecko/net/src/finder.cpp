@@ -25,7 +25,7 @@ std::string normalize_core_address(const std::string& text) {
     return split_tcp_endpoint(candidate, host, port) && port != 0 ? candidate : "";
 }
 
-std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint) {
+std::optional<RedirectTarget> redirect_target(const wire::Value& redirect, const std::string& door_endpoint) {
     const auto endpoint = discovery::get_str(redirect, "endpoint");
     std::string host, door_host;
     std::uint16_t port = 0, door_port = 0;

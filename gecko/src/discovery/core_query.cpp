@@ -16,12 +16,11 @@ using std::chrono::milliseconds;
 
 namespace {
 
-std::vector<GraphEntity> read_entities(const msgpack::object& topic, std::string_view field) {
+std::vector<GraphEntity> read_entities(const wire::Value& topic, std::string_view field) {
     std::vector<GraphEntity> out;
-    const auto* list = discovery::find(topic, field);
-    if (!list || list->type != msgpack::type::ARRAY) return out;
-    for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-        const auto& item = list->via.array.ptr[i];
+    const auto list = discovery::find(topic, field);
+    if (!list) return out;
+    for (const wire::Value& item : list->items()) {
         auto peer = discovery::read_peer(item);
         if (!peer) continue;
         GraphEntity e;
@@ -34,7 +33,7 @@ std::vector<GraphEntity> read_entities(const msgpack::object& topic, std::string
         e.session = peer->session;
         e.host = std::move(peer->host);
         e.pid = peer->pid;
-        if (const auto* s = discovery::find(item, "stats"); s && s->type == msgpack::type::MAP) {
+        if (const auto s = discovery::find(item, "stats")) {
             if (const auto stats = discovery::read_stats(*s)) {
                 GraphFigures f;
                 f.messages_per_s = stats->messages_per_s;
@@ -51,7 +50,7 @@ std::vector<GraphEntity> read_entities(const msgpack::object& topic, std::string
     return out;
 }
 
-std::vector<std::string> strings(const msgpack::object& obj, std::string_view key) {
+std::vector<std::string> strings(const wire::Value& obj, std::string_view key) {
     return discovery::get_str_array(obj, key).value_or(std::vector<std::string>{});
 }
 
@@ -66,9 +65,8 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
     g.core_host = discovery::get_str(root, "host").value_or("");
     g.core_pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
     next = discovery::get_u64(root, "next").value_or(0);
-    if (const auto* nodes = discovery::find(root, "nodes"); nodes && nodes->type == msgpack::type::ARRAY) {
-        for (std::uint32_t i = 0; i < nodes->via.array.size; ++i) {
-            const auto& n = nodes->via.array.ptr[i];
+    if (const auto nodes = discovery::find(root, "nodes")) {
+        for (const wire::Value& n : nodes->items()) {
             GraphNode node;
             node.name = discovery::get_str(n, "node").value_or("");
             node.host = discovery::get_str(n, "host").value_or("");
@@ -81,11 +79,10 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
         }
     }
     for (const char* field : {"topics", "services"}) {
-        const auto* list = discovery::find(root, field);
-        if (!list || list->type != msgpack::type::ARRAY) continue;
+        const auto list = discovery::find(root, field);
+        if (!list) continue;
         const bool service = std::string_view(field) == "services";
-        for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-            const auto& t = list->via.array.ptr[i];
+        for (const wire::Value& t : list->items()) {
             GraphTopic topic;
             topic.service = service;
             topic.name = discovery::get_str(t, "name").value_or("");
@@ -96,9 +93,8 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
             g.topics.push_back(std::move(topic));
         }
     }
-    if (const auto* list = discovery::find(root, "conflicts"); list && list->type == msgpack::type::ARRAY) {
-        for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-            const auto& c = list->via.array.ptr[i];
+    if (const auto list = discovery::find(root, "conflicts")) {
+        for (const wire::Value& c : list->items()) {
             GraphConflict conflict;
             conflict.topic = discovery::get_str(c, "topic").value_or("");
             conflict.service = discovery::get_bool(c, "service", false);
@@ -107,11 +103,11 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
             g.conflicts.push_back(std::move(conflict));
         }
     }
-    if (const auto* counters = discovery::find(root, "counters"); counters && counters->type == msgpack::type::MAP) {
-        for (std::uint32_t i = 0; i < counters->via.map.size; ++i) {
-            const auto& kv = counters->via.map.ptr[i];
-            if (kv.key.type == msgpack::type::STR && kv.val.type == msgpack::type::POSITIVE_INTEGER)
-                g.counters[std::string(kv.key.via.str.ptr, kv.key.via.str.size)] = kv.val.via.u64;
+    if (const auto counters = discovery::find(root, "counters")) {
+        for (const auto& [name, count] : counters->entries()) {
+            const auto text = name.as_str();
+            const auto n = count.as_uint();
+            if (text && n) g.counters[std::string(*text)] = *n;
         }
     }
     return true;

@@ -129,9 +129,9 @@ struct DiscoveryClient::Impl {
     void send_add(const Registration& r);
     void send_stats();
     void on_message(const zmq::message_t& msg, Clock::time_point now);
-    void on_peers(const msgpack::object& root);
-    void on_redirect(const msgpack::object& root, Clock::time_point now);
-    void on_graph(const msgpack::object& root);
+    void on_peers(const wire::Value& root);
+    void on_redirect(const wire::Value& root, Clock::time_point now);
+    void on_graph(const wire::Value& root);
     void send_watch_graph();
     std::vector<std::uint64_t> ids() const;
     void deliver(std::uint64_t id, Watch& w);
@@ -281,17 +281,17 @@ void DiscoveryClient::Impl::deliver(std::uint64_t id, Watch& w) {
     }
 }
 
-void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
+void DiscoveryClient::Impl::on_peers(const wire::Value& root) {
     const auto id = discovery::get_u64(root, "id");
-    const auto* list = discovery::find(root, "peers");
-    if (!id || !list || list->type != msgpack::type::ARRAY) {
+    const auto list = discovery::find(root, "peers");
+    if (!id || !list || list->type() != wire::Type::array) {
         ++malformed;
         return;
     }
     if (registrations.find(*id) == registrations.end()) return;  // removed meanwhile
     std::vector<Peer> fresh;
-    for (std::uint32_t i = 0; i < list->via.array.size; ++i) {
-        if (auto p = discovery::read_peer(list->via.array.ptr[i])) fresh.push_back(std::move(*p));
+    for (const wire::Value& item : list->items()) {
+        if (auto p = discovery::read_peer(item)) fresh.push_back(std::move(*p));
     }
     auto& w = watches[*id];
     std::map<std::uint64_t, Peer> merged;
@@ -300,9 +300,9 @@ void DiscoveryClient::Impl::on_peers(const msgpack::object& root) {
     // says is gone, never infer a departure from an absence.
     if (discovery::get_bool(root, "partial", false)) {
         for (auto& p : w.peers) merged.emplace(p.reg.id, p);
-        if (auto gone = discovery::find(root, "gone"); gone && gone->type == msgpack::type::ARRAY) {
-            for (std::uint32_t i = 0; i < gone->via.array.size; ++i)
-                if (gone->via.array.ptr[i].type == msgpack::type::POSITIVE_INTEGER) merged.erase(gone->via.array.ptr[i].via.u64);
+        if (const auto gone = discovery::find(root, "gone")) {
+            for (const wire::Value& item : gone->items())
+                if (const auto id_gone = item.as_uint()) merged.erase(*id_gone);
         }
     }
     for (auto& p : fresh) merged[p.reg.id] = std::move(p);
@@ -408,7 +408,7 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     }
 }
 
-void DiscoveryClient::Impl::on_graph(const msgpack::object& root) {
+void DiscoveryClient::Impl::on_graph(const wire::Value& root) {
     if (!graph_callback) return;
     const auto event = discovery::get_str(root, "event").value_or("");
     const auto name = discovery::get_str(root, "name");
@@ -422,7 +422,7 @@ void DiscoveryClient::Impl::on_graph(const msgpack::object& root) {
 
 // The host door (the well-known port of GECKO_CORE=host) names the core of our
 // key on that host: connect there, and come back to the door if it is lost.
-void DiscoveryClient::Impl::on_redirect(const msgpack::object& root, Clock::time_point now) {
+void DiscoveryClient::Impl::on_redirect(const wire::Value& root, Clock::time_point now) {
     const auto door = finder->explicit_endpoint();
     if (door.empty() || core_endpoint != door) return;  // only the door we asked redirects us
     const auto target = net::redirect_target(root, door);

@@ -2,7 +2,6 @@
 #include "gecko/wire/discovery.hpp"
 
 #include <cmath>
-#include <limits>
 
 namespace gecko::discovery {
 
@@ -46,94 +45,71 @@ EntityKind producer_kind(EntityKind kind) noexcept {
 
 bool is_producer(EntityKind kind) noexcept { return kind == EntityKind::publisher || kind == EntityKind::server; }
 
-const msgpack::object* find(const msgpack::object& obj, std::string_view key) noexcept {
-    if (obj.type != msgpack::type::MAP) return nullptr;
-    for (std::uint32_t i = 0; i < obj.via.map.size; ++i) {
-        const auto& kv = obj.via.map.ptr[i];
-        if (kv.key.type == msgpack::type::STR && std::string_view(kv.key.via.str.ptr, kv.key.via.str.size) == key)
-            return &kv.val;
-    }
-    return nullptr;
+std::optional<wire::Value> find(const wire::Value& obj, std::string_view key) noexcept { return obj.find(key); }
+
+std::optional<std::string> get_str(const wire::Value& obj, std::string_view key) {
+    const auto v = obj.find(key);
+    const auto text = v ? v->as_str() : std::nullopt;
+    if (!text) return std::nullopt;
+    return std::string(*text);
 }
 
-std::optional<std::string> get_str(const msgpack::object& obj, std::string_view key) {
-    const auto* v = find(obj, key);
-    if (!v || v->type != msgpack::type::STR) return std::nullopt;
-    return std::string(v->via.str.ptr, v->via.str.size);
+std::optional<std::uint64_t> get_u64(const wire::Value& obj, std::string_view key) noexcept {
+    const auto v = obj.find(key);
+    return v ? v->as_uint() : std::nullopt;
 }
 
-std::optional<std::uint64_t> get_u64(const msgpack::object& obj, std::string_view key) noexcept {
-    const auto* v = find(obj, key);
-    if (!v) return std::nullopt;
-    if (v->type == msgpack::type::POSITIVE_INTEGER) return v->via.u64;
-    return std::nullopt;
+std::optional<std::int64_t> get_i64(const wire::Value& obj, std::string_view key) noexcept {
+    const auto v = obj.find(key);
+    return v ? v->as_int() : std::nullopt;
 }
 
-std::optional<std::int64_t> get_i64(const msgpack::object& obj, std::string_view key) noexcept {
-    const auto* v = find(obj, key);
-    if (!v) return std::nullopt;
-    if (v->type == msgpack::type::NEGATIVE_INTEGER) return v->via.i64;
-    if (v->type == msgpack::type::POSITIVE_INTEGER && v->via.u64 <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        return static_cast<std::int64_t>(v->via.u64);
-    return std::nullopt;
+std::optional<double> get_f64(const wire::Value& obj, std::string_view key) noexcept {
+    const auto v = obj.find(key);
+    const auto number = v ? v->as_number() : std::nullopt;
+    if (!number || !std::isfinite(*number)) return std::nullopt;
+    return number;
 }
 
-std::optional<double> get_f64(const msgpack::object& obj, std::string_view key) noexcept {
-    const auto* v = find(obj, key);
-    if (!v) return std::nullopt;
-    switch (v->type) {
-        case msgpack::type::FLOAT32:
-        case msgpack::type::FLOAT64: return std::isfinite(v->via.f64) ? std::optional<double>(v->via.f64) : std::nullopt;
-        case msgpack::type::POSITIVE_INTEGER: return static_cast<double>(v->via.u64);
-        case msgpack::type::NEGATIVE_INTEGER: return static_cast<double>(v->via.i64);
-        default: return std::nullopt;
-    }
+bool get_bool(const wire::Value& obj, std::string_view key, bool fallback) noexcept {
+    const auto v = obj.find(key);
+    return v ? v->as_bool().value_or(fallback) : fallback;
 }
 
-bool get_bool(const msgpack::object& obj, std::string_view key, bool fallback) noexcept {
-    const auto* v = find(obj, key);
-    return (v && v->type == msgpack::type::BOOLEAN) ? v->via.boolean : fallback;
-}
-
-std::optional<std::vector<std::string>> get_str_array(const msgpack::object& obj, std::string_view key) {
-    const auto* v = find(obj, key);
+std::optional<std::vector<std::string>> get_str_array(const wire::Value& obj, std::string_view key) {
+    const auto v = obj.find(key);
     std::vector<std::string> out;
-    if (!v || v->type == msgpack::type::NIL) return out;
-    if (v->type != msgpack::type::ARRAY) return std::nullopt;
-    for (std::uint32_t i = 0; i < v->via.array.size; ++i) {
-        const auto& e = v->via.array.ptr[i];
-        if (e.type != msgpack::type::STR) return std::nullopt;
-        out.emplace_back(e.via.str.ptr, e.via.str.size);
+    if (!v || v->is_nil()) return out;
+    if (v->type() != wire::Type::array) return std::nullopt;
+    for (const wire::Value& item : v->items()) {
+        const auto text = item.as_str();
+        if (!text) return std::nullopt;
+        out.emplace_back(*text);
     }
     return out;
 }
 
-namespace {
-// Bounds on what one message may allocate, so hostile input cannot exhaust memory.
-bool reference_nothing(msgpack::type::object_type, std::size_t, void*) { return false; }
-}  // namespace
-
 std::optional<Message> Message::parse(const char* data, std::size_t size, std::string* why) {
     Message m;
+    auto bytes = std::make_shared<std::vector<std::uint8_t>>(data, data + size);
+    wire::Reader reader(bytes->data(), bytes->size());
     try {
-        const msgpack::unpack_limit limits(65536, 65536, 1 << 20, 1 << 20, 1 << 16, 32);
-        std::size_t offset = 0;
-        m.handle_ = msgpack::unpack(data, size, offset, reference_nothing, nullptr, limits);
-        if (offset != size) {
-            if (why) *why = "trailing bytes after the msgpack map";
-            return std::nullopt;
-        }
-    } catch (const std::exception& e) {
+        m.root_ = wire::Value::read(reader);
+    } catch (const wire::DecodeError& e) {
         if (why) *why = std::string("not msgpack (") + e.what() + ")";
         return std::nullopt;
     }
-    const auto& root = m.handle_.get();
-    if (root.type != msgpack::type::MAP) {
+    if (!reader.at_end()) {
+        if (why) *why = "trailing bytes after the msgpack map";
+        return std::nullopt;
+    }
+    m.bytes_ = std::move(bytes);
+    if (m.root_.type() != wire::Type::map) {
         if (why) *why = "not a msgpack map";
         return std::nullopt;
     }
-    const auto v = get_i64(root, "v");
-    auto t = get_str(root, "t");
+    const auto v = get_i64(m.root_, "v");
+    auto t = get_str(m.root_, "t");
     if (!v || !t) {
         if (why) *why = "missing 'v' or 't'";
         return std::nullopt;
@@ -159,7 +135,7 @@ void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Regis
     pk.pack(r.latched);
 }
 
-std::optional<Registration> read_registration(const msgpack::object& obj) {
+std::optional<Registration> read_registration(const wire::Value& obj) {
     Registration r;
     const auto id = get_u64(obj, "id");
     const auto kind = get_str(obj, "kind");
@@ -195,7 +171,7 @@ void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p) {
     pk.pack(p.locators);
 }
 
-std::optional<Peer> read_peer(const msgpack::object& obj) {
+std::optional<Peer> read_peer(const wire::Value& obj) {
     auto reg = read_registration(obj);
     if (!reg) return std::nullopt;
     Peer p;
@@ -226,7 +202,7 @@ void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s) {
     pk.pack(s.unheard);
 }
 
-std::optional<TopicStats> read_stats(const msgpack::object& obj) {
+std::optional<TopicStats> read_stats(const wire::Value& obj) {
     const auto id = get_u64(obj, "id");
     if (!id) return std::nullopt;
     TopicStats s;

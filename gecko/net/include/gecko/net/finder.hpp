@@ -9,7 +9,7 @@
 
 #include "gecko/net/net.hpp"
 
-#include <msgpack.hpp>
+#include <gecko/wire/value.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -44,7 +44,7 @@ struct RedirectTarget {
     std::string endpoint;
     bool loopback_only = false;
 };
-std::optional<RedirectTarget> redirect_target(const msgpack::object& redirect, const std::string& door_endpoint);
+std::optional<RedirectTarget> redirect_target(const wire::Value& redirect, const std::string& door_endpoint);
 
 /// A core that answered (or announced itself) for our key.
 struct CoreAnswer {

@@ -8,9 +8,12 @@
 /// Unknown fields are ignored, so fields may be added without a version bump.
 /// docs/DISCOVERY.md is the specification; keep both in step.
 
-#include <msgpack.hpp>
+#include <gecko/wire/value.hpp>
+
+#include <msgpack.hpp>  // the Writer packs with msgpack-c; reading is gecko::wire::Value's
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,25 +75,36 @@ bool is_producer(EntityKind kind) noexcept;
 
 // ---- reading -----------------------------------------------------------------
 
-/// Looks `key` up in a msgpack map; nullptr if `obj` is not a map or lacks it.
-const msgpack::object* find(const msgpack::object& obj, std::string_view key) noexcept;
-std::optional<std::string> get_str(const msgpack::object& obj, std::string_view key);
-std::optional<std::uint64_t> get_u64(const msgpack::object& obj, std::string_view key) noexcept;
-std::optional<std::int64_t> get_i64(const msgpack::object& obj, std::string_view key) noexcept;
-std::optional<double> get_f64(const msgpack::object& obj, std::string_view key) noexcept;
-bool get_bool(const msgpack::object& obj, std::string_view key, bool fallback) noexcept;
-/// An array of strings; nullopt if present but not an array of strings, empty if absent.
-std::optional<std::vector<std::string>> get_str_array(const msgpack::object& obj, std::string_view key);
+// Fields are looked up by name in a map; each getter gives an empty optional
+// when `obj` is not a map, lacks the field, or holds a value of another type.
 
-/// One decoded message. Never throws: malformed input gives nullopt and a reason.
+/// The value of field `key` of the map `obj`.
+std::optional<wire::Value> find(const wire::Value& obj, std::string_view key) noexcept;
+std::optional<std::string> get_str(const wire::Value& obj, std::string_view key);
+/// An int >= 0.
+std::optional<std::uint64_t> get_u64(const wire::Value& obj, std::string_view key) noexcept;
+/// An int that fits an int64.
+std::optional<std::int64_t> get_i64(const wire::Value& obj, std::string_view key) noexcept;
+/// Any int, or a finite float.
+std::optional<double> get_f64(const wire::Value& obj, std::string_view key) noexcept;
+bool get_bool(const wire::Value& obj, std::string_view key, bool fallback) noexcept;
+/// An array of strings; nullopt if present but not an array of strings, empty if absent or nil.
+std::optional<std::vector<std::string>> get_str_array(const wire::Value& obj, std::string_view key);
+
+/// One decoded message, with a copy of its bytes (copies of a Message share
+/// them). Checked whole by gecko::wire::Value: well-formed, every length
+/// within the input, nested at most wire::Reader::max_depth deep.
 class Message {
 public:
+    /// Never throws: malformed input gives nullopt and, in `why`, the reason.
     static std::optional<Message> parse(const char* data, std::size_t size, std::string* why);
     const std::string& type() const noexcept { return type_; }
-    const msgpack::object& root() const noexcept { return handle_.get(); }
+    /// The message's map.
+    const wire::Value& root() const noexcept { return root_; }
 
 private:
-    msgpack::object_handle handle_;
+    std::shared_ptr<const std::vector<std::uint8_t>> bytes_;  // what root_ views
+    wire::Value root_;
     std::string type_;
 };
 
@@ -125,11 +139,11 @@ private:
 
 // Structured values shared by several messages.
 void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r);  // 5 fields: id kind topic type latched
-std::optional<Registration> read_registration(const msgpack::object& obj);
+std::optional<Registration> read_registration(const wire::Value& obj);
 inline constexpr std::uint32_t registration_fields = 5;
 void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p);  // map of 12 fields
-std::optional<Peer> read_peer(const msgpack::object& obj);
+std::optional<Peer> read_peer(const wire::Value& obj);
 void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s);  // map of 6 fields
-std::optional<TopicStats> read_stats(const msgpack::object& obj);
+std::optional<TopicStats> read_stats(const wire::Value& obj);
 
 }  // namespace gecko::discovery
