@@ -11,16 +11,18 @@
 #include "cli.hpp"
 #include "field_path.hpp"
 #include "known_types.hpp"
-#include "msgpack_json.hpp"
+
+#include <gecko/wire/json.hpp>
+#include <gecko/wire/value.hpp>
 
 using namespace gecko::tools;
+using gecko::wire::json_to_msgpack;
 
 namespace {
 std::string find_in(const std::string& json, const std::string& path, std::string& why) {
     const auto bytes = json_to_msgpack(json);
-    const auto handle = parse_msgpack(bytes.data(), bytes.size());
-    const auto* value = find_field(handle.get(), parse_field_path(path), why);
-    return value ? to_json(*value) : "";
+    const auto value = find_field(gecko::wire::Value::parse(bytes.data(), bytes.size()), parse_field_path(path), why);
+    return value ? gecko::wire::to_json(*value) : "";
 }
 }  // namespace
 
@@ -58,8 +60,7 @@ TEST_CASE("the gecko.msgs types are known field by field, nested types expanded"
 TEST_CASE("a shape inferred from one message: maps are messages, arrays take their items' type", "[shape]") {
     const auto bytes = json_to_msgpack(R"({"i": -3, "f": 0.5, "s": "x", "list": [1, 2.5], "mixed": [1, "a"],
                                            "empty": [], "nested": {"b": true, "raw": {"$bin": "AQI="}}})");
-    const auto handle = parse_msgpack(bytes.data(), bytes.size());
-    const Shape s = infer_shape(handle.get());
+    const Shape s = infer_shape(gecko::wire::Value::parse(bytes.data(), bytes.size()));
     CHECK(s.kind == Shape::Kind::message);
     CHECK(s.field("i")->type == "int");
     CHECK(s.field("f")->type == "float64");

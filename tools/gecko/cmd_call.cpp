@@ -6,13 +6,15 @@
 
 #include <gecko/raw_publisher.hpp>
 #include <gecko/node.hpp>
+#include <gecko/wire/json.hpp>
+#include <gecko/wire/value.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
 #include "format.hpp"
 #include "gecko/error.hpp"
 #include "known_types.hpp"
-#include "msgpack_json.hpp"
+#include "text.hpp"
 #include "query.hpp"
 
 namespace gecko::tools {
@@ -49,7 +51,7 @@ int run_call(const Args& args) {
         .flag("--json", "print the reply as one JSON object", as_json)
         .connection(connection);
     if (!parser.parse(args)) return exit_ok;
-    const auto request = json_to_msgpack(json.empty() ? "{}" : json);  // a usage error: before any network
+    const auto request = wire::json_to_msgpack(json.empty() ? "{}" : json);  // a usage error: before any network
 
     const auto r = query(connection);
     const auto* service = r.find(name, true);
@@ -76,12 +78,12 @@ int run_call(const Args& args) {
     std::string out;
     try {
         client.call(frame, connection.timeout, [&](const RawView& reply) {
-            const auto handle = parse_msgpack(reply.payload, reply.size);
+            const auto value = wire::Value::parse(reply.payload, reply.size);
             if (as_json) {
-                append_json(out, handle.get());
+                wire::append_json(out, value);
                 out += '\n';
             } else {
-                append_text(out, handle.get());
+                append_text(out, value);
             }
         });
     } catch (const Error& e) {

@@ -8,6 +8,10 @@
 #include <set>
 
 #include <gecko/node.hpp>
+#include <gecko/buffer.hpp>
+#include <gecko/wire/json.hpp>
+#include <gecko/wire/packer.hpp>
+#include <gecko/wire/value.hpp>
 #include <gecko/signals.hpp>
 
 #include "cli.hpp"
@@ -15,7 +19,7 @@
 #include "field_path.hpp"
 #include "format.hpp"
 #include "known_types.hpp"
-#include "msgpack_json.hpp"
+#include "text.hpp"
 #include "query.hpp"
 
 namespace gecko::tools {
@@ -144,9 +148,8 @@ int run_echo(const Args& args) {
             }
             if (!why.empty())
                 return broken.add([&] { return which() + " breaks its type: " + why + "; not shown (further ones are counted)"; });
-            auto handle = parse_msgpack(view.payload, view.size);
-            const msgpack::object* value = &handle.get();
-            if (!path.empty() && !(value = find_field(handle.get(), path, why)))
+            std::optional<wire::Value> value = wire::Value::parse(view.payload, view.size);
+            if (!path.empty() && !(value = find_field(*value, path, why)))
                 return missing.add([&] {
                     return which() + " has no field '" + field + "': " + why +
                            "; messages without it are not shown (further ones are counted)";
@@ -155,20 +158,20 @@ int run_echo(const Args& args) {
             out.clear();
             if (json && with_info) {
                 out = "{\"topic\":";
-                append_json_string(out, topic);
+                wire::append_json_string(out, topic);
                 out += ",\"type\":";
-                append_json_string(out, info.type_name);
+                wire::append_json_string(out, info.type_name);
                 out += ",\"seq\":" + std::to_string(info.sequence) + ",\"publisher\":";
-                append_json_string(out, publisher_name(info.publisher_id));
+                wire::append_json_string(out, publisher_name(info.publisher_id));
                 out += ",\"publisher_id\":\"" + hex_id(info.publisher_id) + "\"";
                 out += ",\"send_time_ns\":" + std::to_string(info.send_time_ns);
                 out += ",\"latency_ns\":" + (latency >= 0 ? std::to_string(latency) : std::string("null"));
                 out += ",\"payload_size\":" + std::to_string(view.size);
                 out += ",\"wire_size\":" + std::to_string(info.wire_size) + ",\"message\":";
-                append_json(out, *value);
+                wire::append_json(out, *value);
                 out += "}\n";
             } else if (json) {
-                append_json(out, *value);
+                wire::append_json(out, *value);
                 out += '\n';
             } else {
                 out = "--- " + topic + " #" + std::to_string(info.sequence) + " from " + publisher_name(info.publisher_id) +
@@ -179,16 +182,12 @@ int run_echo(const Args& args) {
                 if (path.empty()) {
                     append_text(out, *value, text);
                 } else {  // as the one field of a message: "accel.x: 9.81", or "accel:" and indented lines
-                    msgpack::object_kv kv;
-                    kv.key.type = msgpack::type::STR;
-                    kv.key.via.str.ptr = field.data();
-                    kv.key.via.str.size = static_cast<std::uint32_t>(field.size());
-                    kv.val = *value;
-                    msgpack::object one;
-                    one.type = msgpack::type::MAP;
-                    one.via.map.size = 1;
-                    one.via.map.ptr = &kv;
-                    append_text(out, one, text);
+                    Buffer one;
+                    wire::Packer pk(one);
+                    pk.pack_map(1);
+                    pk.pack(std::string_view(field));
+                    one.write(reinterpret_cast<const char*>(value->bytes().data()), value->bytes().size());
+                    append_text(out, wire::Value::parse(one.data(), one.size()), text);
                 }
             }
             std::fwrite(out.data(), 1, out.size(), stdout);

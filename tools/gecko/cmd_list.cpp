@@ -6,7 +6,6 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "format.hpp"
-#include "msgpack_json.hpp"
 #include "query.hpp"
 
 #include <nlohmann/json.hpp>

@@ -13,6 +13,7 @@
 
 #include <gecko/raw_publisher.hpp>
 #include <gecko/node.hpp>
+#include <gecko/wire/json.hpp>
 #include <gecko/signals.hpp>
 #include <gecko/time.hpp>
 
@@ -22,7 +23,6 @@
 #include "gecko/error.hpp"
 #include "known_types.hpp"
 #include "line_reader.hpp"
-#include "msgpack_json.hpp"
 #include "query.hpp"
 
 namespace gecko::tools {
@@ -107,7 +107,7 @@ int run_pub(const Args& args) {
 
     // Usage errors before any network: bad JSON, a field the type does not have, a file that cannot be read.
     std::vector<std::uint8_t> payload;
-    if (!lines) payload = json_to_msgpack(json);
+    if (!lines) payload = wire::json_to_msgpack(json);
     std::optional<LineReader> input;
     if (lines) input.emplace(file.empty() ? "-" : file);
     if (!lines && !type.empty() && !force) check_known(type, payload);
@@ -165,7 +165,7 @@ int run_pub(const Args& args) {
     while ((count == 0 || sent.messages < count) && input->next(line)) {
         if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank lines separate nothing
         try {
-            payload = json_to_msgpack(line);
+            payload = wire::json_to_msgpack(line);
             if (!force) check_known(type, payload);
         } catch (const std::exception& e) {  // UsageError (fields) or gecko::Error (JSON syntax)
             std::fprintf(stderr, "gecko pub: %s line %zu: %s; skipped\n", input->name().c_str(), input->line_number(), e.what());

@@ -5,13 +5,13 @@
 #include <cstdio>
 
 #include <gecko/node.hpp>
+#include <gecko/wire/value.hpp>
 #include <gecko/signals.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gecko/error.hpp"
 #include "known_types.hpp"
-#include "msgpack_json.hpp"
 #include "query.hpp"
 #include "suggest.hpp"
 
@@ -54,8 +54,7 @@ int print_inferred(const Connection& connection, const std::string& type, const 
     while (!got && ok() && std::chrono::steady_clock::now() < deadline) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         got = subscriber.receive(std::min(left, std::chrono::milliseconds(200)), [&](const RawView& view) {
-            const auto handle = parse_msgpack(view.payload, view.size);
-            const Shape shape = infer_shape(handle.get());
+            const Shape shape = infer_shape(wire::Value::parse(view.payload, view.size));
             if (shape.kind != Shape::Kind::message) {
                 not_a_map = shape.type;
                 return;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "field_path.hpp"
 
+#include <gecko/wire/json.hpp>
+
+#include <cstdlib>
 #include <cstring>
 
 #include "cli.hpp"
-#include "msgpack_json.hpp"
 
 namespace gecko::tools {
 
@@ -32,43 +34,44 @@ std::string join_field_path(const std::vector<std::string>& path) {
     return s;
 }
 
-const msgpack::object* find_field(const msgpack::object& message, const std::vector<std::string>& path, std::string& why) {
-    const msgpack::object* at = &message;
+std::optional<wire::Value> find_field(const wire::Value& message, const std::vector<std::string>& path, std::string& why) {
+    wire::Value at = message;
     std::string where;
     for (const auto& step : path) {
         const std::string here = where.empty() ? "the message" : "'" + where + "'";
-        if (at->type == msgpack::type::MAP) {
-            const msgpack::object* next = nullptr;
+        if (at.type() == wire::Type::map) {
+            std::optional<wire::Value> next;
             std::string fields;
-            for (std::uint32_t i = 0; i < at->via.map.size && !next; ++i) {
-                const auto& kv = at->via.map.ptr[i];
-                const std::string key = kv.key.type == msgpack::type::STR ? std::string(kv.key.via.str.ptr, kv.key.via.str.size)
-                                                                          : to_json(kv.key);
-                if (key == step) next = &kv.val;
+            for (const auto& [k, v] : at.entries()) {
+                const auto text = k.as_str();
+                const std::string key = text ? std::string(*text) : wire::to_json(k);
+                if (key == step) {
+                    next = v;
+                    break;
+                }
                 fields += (fields.empty() ? "" : ", ") + key;
             }
             if (!next) {
                 why = here + " has no field '" + step + "'; its fields are: " + (fields.empty() ? "(none)" : fields);
-                return nullptr;
+                return std::nullopt;
             }
-            at = next;
-        } else if (at->type == msgpack::type::ARRAY) {
+            at = *next;
+        } else if (at.type() == wire::Type::array) {
             char* end = nullptr;
             const unsigned long index = std::strtoul(step.c_str(), &end, 10);
-            const std::uint32_t size = at->via.array.size;
+            const std::uint32_t size = at.count();
             if (step.empty() || *end != '\0' || step[0] == '-') {
                 why = here + " is an array of " + std::to_string(size) + " items: '" + step + "' is not an index (0, 1, ...)";
-                return nullptr;
+                return std::nullopt;
             }
             if (index >= size) {
                 why = here + " has " + std::to_string(size) + " item" + (size == 1 ? "" : "s") + ": there is no item " + step;
-                return nullptr;
+                return std::nullopt;
             }
-            at = &at->via.array.ptr[index];
+            at = *at.item(static_cast<std::uint32_t>(index));
         } else {
-            why = here + " is a msgpack " + msgpack_type_name(at->type) + ", not a map: it has no field '" +
-                  step + "'";
-            return nullptr;
+            why = here + " is a msgpack " + wire::to_string(at.type()) + ", not a map: it has no field '" + step + "'";
+            return std::nullopt;
         }
         where += (where.empty() ? "" : ".") + step;
     }

@@ -13,8 +13,11 @@
 #include <gecko/msgs/all.hpp>
 #include <gecko/msgs/click.hpp>
 
+#include <gecko/buffer.hpp>
+#include <gecko/wire/json.hpp>
+#include <gecko/wire/value.hpp>
+
 #include "cli.hpp"
-#include "msgpack_json.hpp"
 
 namespace gecko::tools {
 namespace {
@@ -125,28 +128,31 @@ Shape shape_of() {
 
 // ---- checking the user's JSON (as msgpack) ----
 
+using wire::Type;
+using wire::Value;
+
 template <class T>
-void check_value(const msgpack::object& o, const std::string& path, const char* type);
+void check_value(const Value& v, const std::string& path, const char* type);
 
 template <class M, std::size_t... I>
-void check_field([[maybe_unused]] const msgpack::object& value, [[maybe_unused]] std::size_t index,
+void check_field([[maybe_unused]] const Value& value, [[maybe_unused]] std::size_t index,
                  [[maybe_unused]] const std::string& path, [[maybe_unused]] const char* type,
                  std::index_sequence<I...>) {  // unused for a message without fields (Empty)
     ((index == I ? check_value<field_t<M, I>>(value, path, type) : void()), ...);
 }
 
-std::string key_text(const msgpack::object& key) {
-    return key.type == msgpack::type::STR ? std::string(key.via.str.ptr, key.via.str.size) : to_json(key);
+std::string key_text(const Value& key) {
+    const auto text = key.as_str();
+    return text ? std::string(*text) : wire::to_json(key);
 }
 
 // Throws UsageError for a map key that is not a field of M (or of a nested message).
 template <class M>
-void check_message(const msgpack::object& o, const std::string& path, const char* type) {
-    if (o.type != msgpack::type::MAP) return;  // a wrong kind of value: decode names it
+void check_message(const Value& v, const std::string& path, const char* type) {
+    // A wrong kind of value (not a map) has no entries: decode names it.
     constexpr auto& names = M::gecko_field_names;
-    for (std::uint32_t k = 0; k < o.via.map.size; ++k) {
-        const auto& kv = o.via.map.ptr[k];
-        const std::string key = key_text(kv.key);
+    for (const auto& [k, value] : v.entries()) {
+        const std::string key = key_text(k);
         std::size_t index = 0;
         while (index < names.size() && names[index] != key) ++index;
         const std::string where = path.empty() ? key : path + "." + key;
@@ -157,37 +163,37 @@ void check_message(const msgpack::object& o, const std::string& path, const char
                              (path.empty() ? "" : " (in '" + path + "')") + "; its fields are: " +
                              (valid.empty() ? "(none)" : valid));
         }
-        check_field<M>(kv.val, index, where, type, std::make_index_sequence<names.size()>{});
+        check_field<M>(value, index, where, type, std::make_index_sequence<names.size()>{});
     }
 }
 
 template <class T>
-void check_value(const msgpack::object& o, const std::string& path, const char* type) {
+void check_value(const Value& v, const std::string& path, const char* type) {
     if constexpr (has_fields<T>::value) {
-        check_message<T>(o, path, type);
+        check_message<T>(v, path, type);
     } else if constexpr (is_vector<T>::value || is_array<T>::value) {
-        if (o.type != msgpack::type::ARRAY) return;
-        for (std::uint32_t i = 0; i < o.via.array.size; ++i)
-            check_value<typename T::value_type>(o.via.array.ptr[i], path + "[" + std::to_string(i) + "]", type);
+        std::size_t i = 0;
+        for (const Value& item : v.items()) check_value<typename T::value_type>(item, path + "[" + std::to_string(i++) + "]", type);
     } else if constexpr (is_optional<T>::value) {
-        check_value<typename T::value_type>(o, path, type);
+        check_value<typename T::value_type>(v, path, type);
     } else if constexpr (is_string_map<T>::value) {
-        if (o.type != msgpack::type::MAP) return;
-        for (std::uint32_t k = 0; k < o.via.map.size; ++k)
-            check_value<typename T::mapped_type>(o.via.map.ptr[k].val, path + "." + key_text(o.via.map.ptr[k].key), type);
+        for (const auto& [key, item] : v.entries()) check_value<typename T::mapped_type>(item, path + "." + key_text(key), type);
     }
 }
 
 template <class M>
 void check_payload(const std::vector<std::uint8_t>& payload) {
-    const auto handle = parse_msgpack(payload.data(), payload.size());
-    if (handle.get().type != msgpack::type::MAP)
+    const Value message = Value::parse(payload.data(), payload.size());
+    if (message.type() != Type::map) {
+        Buffer example;
+        wire::encode(example, M{});
         throw UsageError(std::string(M::type_name) + " is written as a JSON object, e.g. " +
-                         to_json(msgpack::object(M{}, *handle.zone())));
-    check_message<M>(handle.get(), "", M::type_name);
+                         wire::msgpack_to_json(example.data(), example.size()));
+    }
+    check_message<M>(message, "", M::type_name);
     try {
         (void)msgs::decode<M>(payload.data(), payload.size());
-    } catch (const std::exception& e) {  // a field of the wrong kind (msgpack::type_error, or gecko::Error(decode))
+    } catch (const std::exception& e) {  // a field of the wrong kind (gecko::wire::DecodeError)
         throw UsageError(e.what());
     }
 }
@@ -241,10 +247,8 @@ void check_known(const std::string& type, const std::vector<std::uint8_t>& paylo
 }
 
 std::string schema_violation(const std::string& type, const std::uint8_t* payload, std::size_t size) {
-    const auto handle = parse_msgpack(payload, size);
-    const auto kind = handle.get().type;
-    if (kind != msgpack::type::MAP)
-        return std::string("not a msgpack map (a message) but a msgpack ") + msgpack_type_name(kind);
+    const auto kind = wire::Value::parse(payload, size).type();
+    if (kind != wire::Type::map) return std::string("not a msgpack map (a message) but a msgpack ") + wire::to_string(kind);
     const auto it = registry().find(type);
     return it == registry().end() ? "" : it->second.violation(payload, size);
 }

@@ -21,33 +21,30 @@ std::string Shape::field_list() const {
     return out.empty() ? "(none)" : out;
 }
 
-Shape infer_shape(const msgpack::object& o) {
+Shape infer_shape(const wire::Value& value) {
+    using wire::Type;
     Shape s;
-    switch (o.type) {
-        case msgpack::type::NIL: s.type = "nil"; break;
-        case msgpack::type::BOOLEAN: s.type = "bool"; break;
-        case msgpack::type::POSITIVE_INTEGER:
-        case msgpack::type::NEGATIVE_INTEGER: s.type = "int"; break;
-        case msgpack::type::FLOAT32: s.type = "float32"; break;
-        case msgpack::type::FLOAT64: s.type = "float64"; break;
-        case msgpack::type::STR: s.type = "string"; break;
-        case msgpack::type::BIN: s.type = "bytes"; break;
-        case msgpack::type::EXT: s.type = "ext"; break;
-        case msgpack::type::MAP:
+    switch (value.type()) {
+        case Type::nil: s.type = "nil"; break;
+        case Type::boolean: s.type = "bool"; break;
+        case Type::integer: s.type = "int"; break;
+        case Type::float32: s.type = "float32"; break;
+        case Type::float64: s.type = "float64"; break;
+        case Type::str: s.type = "string"; break;
+        case Type::bin: s.type = "bytes"; break;
+        case Type::ext: s.type = "ext"; break;
+        case Type::map:
             s.kind = Shape::Kind::message;
             s.type = "map";
-            for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
-                const auto& k = o.via.map.ptr[i].key;
-                const std::string name = k.type == msgpack::type::STR ? std::string(k.via.str.ptr, k.via.str.size) : "?";
-                s.fields.emplace_back(name, infer_shape(o.via.map.ptr[i].val));
-            }
+            for (const auto& [key, item] : value.entries())
+                s.fields.emplace_back(std::string(key.as_str().value_or("?")), infer_shape(item));
             break;
-        case msgpack::type::ARRAY: {
+        case Type::array: {
             s.kind = Shape::Kind::array;
             std::vector<Shape> items;
             std::set<std::string> types;
-            for (std::uint32_t i = 0; i < o.via.array.size; ++i) {
-                items.push_back(infer_shape(o.via.array.ptr[i]));
+            for (const wire::Value& item : value.items()) {
+                items.push_back(infer_shape(item));
                 types.insert(items.back().type);
             }
             // Integral values among floats are floats written compactly (1.0 as 1): float64[].

@@ -5,11 +5,11 @@
 /// `gecko info` print them: known exactly for the gecko.msgs types
 /// (known_types.hpp), or inferred from one msgpack message.
 
+#include <gecko/wire/value.hpp>
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <msgpack.hpp>
 
 namespace gecko::tools {
 
@@ -32,7 +32,7 @@ struct Shape {
 /// The shape of one msgpack value: maps are messages, ints "int", floats
 /// "float32"/"float64", str "string", bin "bytes"; an array takes the shape
 /// of its items when they all agree ("float64[]"), else "array".
-Shape infer_shape(const msgpack::object& o);
+Shape infer_shape(const wire::Value& value);
 
 /// One line per field, "name  type", columns aligned, nested messages'
 /// fields (also those of array and map items) indented by two spaces under
