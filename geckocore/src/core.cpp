@@ -109,35 +109,6 @@ bool is_c1(std::string_view s, std::size_t i, std::size_t n) {
     return n == 2 && static_cast<unsigned char>(s[i]) == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
 }
 
-// Text from the network made safe for a terminal: C0 controls, DEL, C1
-// controls and bytes that are not UTF-8 become \xNN (wire::printable passes
-// every byte >= 0x80, and a raw 0x9B is a CSI to many terminals).
-std::string printable(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    char hex[8];
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        std::size_t n = 1;
-        bool safe = c >= 0x20 && c != 0x7f;
-        if (c >= 0x80) {
-            n = wire::utf8_sequence(text, i);
-            safe = n != 0 && !is_c1(text, i, n);
-            if (n == 0) n = 1;
-        }
-        if (safe) {
-            out.append(text.substr(i, n));
-        } else {
-            for (std::size_t k = 0; k < n; ++k) {
-                std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(text[i + k])));
-                out += hex;
-            }
-        }
-        i += n;
-    }
-    return out;
-}
-
 // What check_node_name() lets through that a terminal would still obey:
 // node and host names may be UTF-8, but not C1 controls or broken UTF-8.
 std::string check_node_text(std::string_view name) {
@@ -159,8 +130,8 @@ std::string check_node_text(std::string_view name) {
 // escaped, and at most 64 bytes of it (a 900 kB name is not echoed back).
 std::string shown(std::string_view text) {
     constexpr std::size_t max = 64;
-    if (text.size() <= max) return printable(text);
-    return printable(text.substr(0, max)) + "... (" + std::to_string(text.size()) + " bytes)";
+    if (text.size() <= max) return wire::printable(text);
+    return wire::printable(text.substr(0, max)) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 // The socket file of an ipc:// locator if nobody listens on it any more (its
@@ -330,7 +301,7 @@ struct Core::Impl {
 void Core::Impl::setup() {
     if (opt.key.empty()) throw Error(Errc::invalid_argument, "geckocore needs a key (--key or GECKO_KEY)");
     if (const auto why = wire::check_key(opt.key); !why.empty())
-        throw Error(Errc::invalid_argument, "invalid key '" + printable(opt.key) + "': " + why);
+        throw Error(Errc::invalid_argument, "invalid key '" + wire::printable(opt.key) + "': " + why);
     if (opt.lease.count() <= 0) throw Error(Errc::invalid_argument, "the lease must be positive");
     // Every node holds a connection: raise the soft fd limit to the hard one,
     // and keep connections below it (ZeroMQ spins when accept() hits EMFILE).
@@ -551,7 +522,7 @@ void Core::Impl::on_router() {
         if (!m) {
             count(&CoreCounters::malformed_messages);
             say(LogLevel::warn, "malformed message",
-                "ignored a malformed request: " + printable(why) + " (" + std::to_string(counters.malformed_messages) +
+                "ignored a malformed request: " + wire::printable(why) + " (" + std::to_string(counters.malformed_messages) +
                     " so far)");
             reply_error(request.route, request.req_envelope, 0, "malformed", why);
             continue;
@@ -603,7 +574,7 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
             }
     if (!why.empty()) {
         count(&CoreCounters::refused);
-        say(LogLevel::warn, "refused hello", "refused a node's hello: " + printable(why));
+        say(LogLevel::warn, "refused hello", "refused a node's hello: " + wire::printable(why));
         reply_error(route, env, 0, "refused", "geckocore refused this node: " + why);
         return;
     }
@@ -910,7 +881,7 @@ void Core::Impl::add(Session& s, Registration reg) {
     auto refuse = [&](const std::string& reason) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "refused registration",
-            "refused a registration of node '" + printable(s.node) + "': " + printable(reason));
+            "refused a registration of node '" + wire::printable(s.node) + "': " + wire::printable(reason));
         discovery::Writer w("error", 4);
         w.kv("instance", instance);
         w.kv("id", id);
@@ -983,7 +954,7 @@ void Core::Impl::add(Session& s, Registration reg) {
             w.kv("code", "type_conflict");
             w.kv("message", text);
             send_to_session(s, w);
-            say(LogLevel::warn, "type conflict", printable(text));
+            say(LogLevel::warn, "type conflict", wire::printable(text));
             for (const auto& [order, other_id] : newcomer_produces ? use.consumers : use.producers)
                 notify_error(other_id, "type_conflict",
                              "type conflict: " + mine + ", but this " + describe(entities.at(other_id)) + " declares " +

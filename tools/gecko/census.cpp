@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "census.hpp"
 
+#include <gecko/wire/names.hpp>
+
 #include <poll.h>
 
 #include <algorithm>
@@ -13,7 +15,7 @@ namespace gecko::tools {
 // For display: whatever answers on the group names itself, so it is escaped
 // (the endpoint itself stays as sent: it is what `doctor` connects to).
 std::string CoreSeen::describe() const {
-    return "pid " + std::to_string(pid) + " on " + printable(host) + " at " + printable(endpoint);
+    return "pid " + std::to_string(pid) + " on " + wire::printable(host) + " at " + wire::printable(endpoint);
 }
 
 Census multicast_census(net::FinderOptions options, std::chrono::milliseconds window) {

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <future>
 
+#include <gecko/wire/names.hpp>
+
 #include "census.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -24,19 +26,19 @@ namespace gecko::tools {
 
 namespace {
 
-// Every line goes through printable(): the details quote what the network
+// Every line goes through wire::printable(): the details quote what the network
 // answered (a core's error, a host name), which may hold escape sequences.
 class Report {
 public:
-    void section(const std::string& title) { std::printf("\n%s\n", printable(title).c_str()); }
-    void ok(const std::string& what) { std::printf("  ok    %s\n", printable(what).c_str()); }
-    void info(const std::string& what) { std::printf("  -     %s\n", printable(what).c_str()); }
+    void section(const std::string& title) { std::printf("\n%s\n", wire::printable(title).c_str()); }
+    void ok(const std::string& what) { std::printf("  ok    %s\n", wire::printable(what).c_str()); }
+    void info(const std::string& what) { std::printf("  -     %s\n", wire::printable(what).c_str()); }
     void warn(const std::string& what, const std::string& fix = "") {
-        std::printf("  WARN  %s\n", printable(what).c_str());
+        std::printf("  WARN  %s\n", wire::printable(what).c_str());
         if (!fix.empty()) fixes_.push_back(fix);
     }
     void fail(const std::string& what, const std::string& fix = "") {
-        std::printf("  FAIL  %s\n", printable(what).c_str());
+        std::printf("  FAIL  %s\n", wire::printable(what).c_str());
         if (!fix.empty()) fixes_.push_back(fix);
     }
     void fix(const std::string& text) { fixes_.push_back(text); }
@@ -44,7 +46,7 @@ public:
         if (fixes_.empty()) return;
         std::printf("\nWhat to do:\n");
         int n = 1;
-        for (const auto& f : fixes_) std::printf("  %d. %s\n", n++, printable(f).c_str());
+        for (const auto& f : fixes_) std::printf("  %d. %s\n", n++, wire::printable(f).c_str());
     }
 
 private:

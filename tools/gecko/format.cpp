@@ -1,47 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format.hpp"
 
-#include <gecko/wire/names.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
 namespace gecko::tools {
-
-std::string printable(std::string_view text, bool keep_newlines) {
-    std::string out;
-    out.reserve(text.size());
-    char hex[8];
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c < 0x80) {
-            if ((c < 0x20 || c == 0x7f) && !(keep_newlines && c == '\n')) {
-                std::snprintf(hex, sizeof hex, "\\x%02x", c);
-                out += hex;
-            } else {
-                out += static_cast<char>(c);
-            }
-            ++i;
-            continue;
-        }
-        const std::size_t n = gecko::wire::utf8_sequence(text, i);
-        if (n == 0) {
-            std::snprintf(hex, sizeof hex, "\\x%02x", c);
-            out += hex;
-            ++i;
-        } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
-            std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(text[i + 1])));
-            out += hex;
-            i += 2;
-        } else {
-            out.append(text.substr(i, n));
-            i += n;
-        }
-    }
-    return out;
-}
 
 std::size_t display_width(const std::string& s) {
     std::size_t n = 0;

@@ -25,14 +25,6 @@ private:
     std::vector<std::vector<std::string>> rows_;
 };
 
-/// Text that came from the network (names, types, hosts, messages), made safe
-/// to print on a terminal: control characters (C0, DEL, and the C1 range
-/// U+0080-U+009F, which holds CSI) and bytes that are not UTF-8 become `\xNN`
-/// (`\u00NN` for C1); other UTF-8 passes. geckocore refuses such names, but a
-/// tool may be pointed at anything that answers. With `keep_newlines`, a
-/// '\n' passes (an error message of several lines).
-std::string printable(std::string_view text, bool keep_newlines = false);
-
 /// Number of characters a terminal shows for UTF-8 text (code points).
 std::size_t display_width(const std::string& s);
 

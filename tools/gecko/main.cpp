@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <gecko/wire/names.hpp>
+
 #include "cli.hpp"
 #include "commands.hpp"
 #include "format.hpp"
@@ -114,10 +116,10 @@ int main(int argc, char** argv) {
             return gecko::tools::exit_usage;
         } catch (const gecko::Error& e) {
             // An error may quote what a peer sent (a core's refusal, a server's reply): escaped.
-            std::fprintf(stderr, "gecko %s: %s\n", c.name, gecko::tools::printable(e.what(), true).c_str());
+            std::fprintf(stderr, "gecko %s: %s\n", c.name, gecko::wire::printable(e.what(), true).c_str());
             return e.code() == gecko::Errc::invalid_argument ? gecko::tools::exit_usage : gecko::tools::exit_failure;
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "gecko %s: %s\n", c.name, gecko::tools::printable(e.what(), true).c_str());
+            std::fprintf(stderr, "gecko %s: %s\n", c.name, gecko::wire::printable(e.what(), true).c_str());
             return gecko::tools::exit_failure;
         }
     }

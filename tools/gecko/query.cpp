@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "query.hpp"
 
+#include <gecko/wire/names.hpp>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -20,10 +22,10 @@ net::FinderOptions search_options(const NodeOptions& node) {
 
 namespace {
 
-// Every name in a graph made safe to print (format.hpp printable()): the
+// Every name in a graph made safe to print (gecko/wire/names.hpp printable()): the
 // answer may come from anything listening where the core was expected.
 void make_printable(Graph& g) {
-    auto fix = [](std::string& s) { s = printable(s); };
+    auto fix = [](std::string& s) { s = wire::printable(s); };
     auto fix_all = [&](std::vector<std::string>& v) {
         for (auto& s : v) fix(s);
     };
@@ -54,7 +56,7 @@ void make_printable(Graph& g) {
         fix(c.message);
     }
     std::map<std::string, std::uint64_t> counters;
-    for (const auto& [name, value] : g.counters) counters[printable(name)] = value;
+    for (const auto& [name, value] : g.counters) counters[wire::printable(name)] = value;
     g.counters = std::move(counters);
 }
 
@@ -69,7 +71,7 @@ Graph query(const net::FinderOptions& options, std::chrono::milliseconds timeout
         throw Error(Errc::discovery, std::string(e.what()) + " (`gecko doctor` checks the network)");
     }
     if (r.key != options.key)
-        throw Error(Errc::discovery, "the geckocore at " + printable(r.core_endpoint) + " serves key '" + printable(r.key) +
+        throw Error(Errc::discovery, "the geckocore at " + wire::printable(r.core_endpoint) + " serves key '" + wire::printable(r.key) +
                                          "', not '" + options.key + "': check --key / GECKO_KEY and --core / GECKO_CORE");
     make_printable(r);
     return r;

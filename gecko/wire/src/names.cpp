@@ -102,18 +102,29 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
     return n;
 }
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, bool keep_newlines) {
     std::string out;
     out.reserve(text.size());
-    for (char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) {
-            char h[5];
-            std::snprintf(h, sizeof h, "\\x%02x", c);
-            out += h;
-        } else {
-            out += ch;  // UTF-8 bytes pass: only control characters move a terminal
+    char hex[8];
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        std::size_t n = 1;
+        bool safe = (c >= 0x20 && c != 0x7f) || (keep_newlines && c == '\n');
+        if (c >= 0x80) {
+            n = utf8_sequence(text, i);
+            // U+0080-U+009F (C1, CSI among them) is "\xc2\x80".."\xc2\x9f" in UTF-8.
+            safe = n != 0 && !(n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0);
+            if (n == 0) n = 1;
         }
+        if (safe) {
+            out.append(text.substr(i, n));
+        } else {
+            for (std::size_t k = 0; k < n; ++k) {
+                std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(text[i + k])));
+                out += hex;
+            }
+        }
+        i += n;
     }
     return out;
 }

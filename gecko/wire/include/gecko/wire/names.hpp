@@ -41,8 +41,10 @@ inline constexpr std::size_t max_locators = 8;
 /// the bytes there are not UTF-8. `i` must be < text.size().
 std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept;
 
-/// `text` with every control character (and DEL, and bytes above 0x7E that
-/// are not part of UTF-8 text) shown as \xNN: safe to print on a terminal.
-std::string printable(std::string_view text);
+/// `text` from the network made safe to print on a terminal: UTF-8 text
+/// passes; control characters (C0, DEL, and C1 such as U+009B, a CSI to many
+/// terminals) and bytes that are not UTF-8 are shown as \xNN, one per byte.
+/// With `keep_newlines`, '\n' passes (an error message of several lines).
+std::string printable(std::string_view text, bool keep_newlines = false);
 
 }  // namespace gecko::wire
