@@ -178,6 +178,21 @@ TEST_CASE("non-string map keys and ext values have a JSON form", "[wire][json]")
     CHECK(json_of(bytes) == R"({"1":"one","ext":{"$ext":5,"$data":"AQI="}})");
 }
 
+TEST_CASE("keys within keys cannot make the JSON grow exponentially", "[wire][json][bounds]") {
+    // {{{...{1: 2}...}: 2}: 2}: a map whose key is a map whose key is a map ...,
+    // 60 levels: each level would double the escapes of the one inside.
+    std::vector<std::uint8_t> bytes;
+    for (int i = 0; i < 60; ++i) bytes.push_back(0x81);
+    bytes.push_back(0x01);
+    for (int i = 0; i < 60; ++i) bytes.push_back(0x02);
+    const std::string json = json_of(bytes);
+    CHECK(json.size() < 100);
+    CHECK(json == R"({"{\"{...}\":2}":2})");
+    // One level keeps the key's whole JSON text.
+    CHECK(json_of({0x81, 0x81, 0x01, 0x02, 0x03}) == R"({"{\"1\":2}":3})");
+    CHECK(json_of({0x81, 0x92, 0x01, 0xa1, 'x', 0x03}) == R"({"[1,\"x\"]":3})");
+}
+
 TEST_CASE("malformed input is an error naming the problem, never a crash", "[wire][json]") {
     auto bytes = everything();
     bytes.pop_back();

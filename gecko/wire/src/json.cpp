@@ -81,7 +81,14 @@ void append_json_string(std::string& out, std::string_view s) {
 
 // ---------------------------------------------------------------- msgpack -> JSON
 
-void append_json(std::string& out, const Value& value) {
+namespace {
+
+// `in_key`: the value is (part of) a map key that is not a str, written as a
+// JSON string of its JSON text. A map or array key inside such a key is shown
+// as "{...}" or "[...]": each level of keys within keys would escape the
+// quotes and backslashes of the one inside again, doubling them, so that 30
+// levels of forged input would print gigabytes.
+void write_json(std::string& out, const Value& value, bool in_key) {
     switch (value.type()) {
         case Type::nil: out += "null"; return;
         case Type::boolean: out += *value.as_bool() ? "true" : "false"; return;
@@ -118,7 +125,7 @@ void append_json(std::string& out, const Value& value) {
             for (const Value& item : value.items()) {
                 if (!first) out += ',';
                 first = false;
-                append_json(out, item);
+                write_json(out, item, in_key);
             }
             out += ']';
             return;
@@ -131,19 +138,25 @@ void append_json(std::string& out, const Value& value) {
                 first = false;
                 if (const auto text = key.as_str()) {
                     append_json_string(out, *text);
+                } else if (in_key && (key.type() == Type::map || key.type() == Type::array)) {
+                    out += key.type() == Type::map ? "\"{...}\"" : "\"[...]\"";
                 } else {
                     std::string key_json;
-                    append_json(key_json, key);
+                    write_json(key_json, key, true);
                     append_json_string(out, key_json);
                 }
                 out += ':';
-                append_json(out, item);
+                write_json(out, item, in_key);
             }
             out += '}';
             return;
         }
     }
 }
+
+}  // namespace
+
+void append_json(std::string& out, const Value& value) { write_json(out, value, false); }
 
 std::string to_json(const Value& value) {
     std::string out;

@@ -9,7 +9,7 @@
 ///
 /// | msgpack            | JSON                                                   |
 /// | ---                | ---                                                    |
-/// | map                | object (a key that is not a str becomes its JSON text) |
+/// | map                | object (a key that is not a str becomes its JSON text; a map or array key within such a key, `"{...}"` or `"[...]"`) |
 /// | array              | array                                                  |
 /// | int                | integer (exact, full 64 bits)                          |
 /// | float32 / float64  | shortest text that reads back the same; always with `.` or `e` |
