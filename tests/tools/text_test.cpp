@@ -5,24 +5,24 @@
 #include <gecko/wire/json.hpp>
 #include <gecko/wire/value.hpp>
 
-#include <msgpack.hpp>
-
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
-#include "support/msgpack_writer.hpp"
 #include "text.hpp"
 
-using gecko::test::MsgpackWriter;
 using gecko::wire::json_to_msgpack;
 
 namespace {
 
 std::string text_of(const std::vector<std::uint8_t>& bytes, gecko::tools::TextOptions options = {}) {
     return gecko::tools::to_text(gecko::wire::Value::parse(bytes.data(), bytes.size()), options);
+}
+
+std::string repeated(const std::string& text, std::size_t times) {
+    std::string out;
+    for (std::size_t i = 0; i < times; ++i) out += text;
+    return out;
 }
 
 }  // namespace
@@ -53,36 +53,27 @@ TEST_CASE("text mode: fields as key: value, nested maps indented, arrays inline 
 }
 
 TEST_CASE("text mode: floats as their shortest text, nan and infinities by name", "[text]") {
-    MsgpackWriter w;
-    w.array(4);
-    w.float32(0.1f);
-    w.float64(std::numeric_limits<double>::quiet_NaN());
-    w.float64(HUGE_VAL);
-    w.float32(-1.5f);
-    CHECK(text_of(w.bytes()) == "[0.1, nan, inf, -1.5]\n");
+    // [float32 0.1, float64 NaN, float64 +infinity, float32 -1.5]
+    const std::vector<std::uint8_t> bytes = {0x94, 0xca, 0x3d, 0xcc, 0xcc, 0xcd, 0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0,
+                                             0xcb, 0x7f, 0xf0, 0, 0, 0, 0, 0, 0, 0xca, 0xbf, 0xc0, 0x00, 0x00};
+    CHECK(text_of(bytes) == "[0.1, nan, inf, -1.5]\n");
 }
 
 TEST_CASE("text mode: bin as a short summary", "[text]") {
-    MsgpackWriter w;
-    w.map(2);
-    w.string("small");
-    const std::uint8_t four[] = {0, 1, 2, 255};
-    w.binary(four, 4);
-    w.string("large");
-    std::vector<std::uint8_t> big(1000, 0xab);
-    w.binary(big.data(), big.size());
-    CHECK(text_of(w.bytes()) == "small: <4 bytes: 00 01 02 ff>\nlarge: <1000 bytes: ab ab ab ab ab ab ab ab ...>\n");
+    // {"small": bin 00 01 02 ff, "large": bin of 1000 bytes 0xab}, from its JSON form.
+    const auto bytes = json_to_msgpack(R"({"small": {"$bin": "AAEC/w=="}, "large": {"$bin": ")" +
+                                       repeated("q6ur", 333) + "qw==\"}}");
+    CHECK(text_of(bytes) == "small: <4 bytes: 00 01 02 ff>\nlarge: <1000 bytes: ab ab ab ab ab ab ab ab ...>\n");
 }
 
 TEST_CASE("text mode: non-string map keys and ext values", "[text]") {
-    msgpack::sbuffer buffer;
-    msgpack::packer<msgpack::sbuffer> pk(buffer);
-    pk.pack_map(2);
-    pk.pack_int(1);
-    pk.pack(std::string("one"));
-    pk.pack(std::string("ext"));
-    pk.pack_ext(2, 5);
-    pk.pack_ext_body("\x01\x02", 2);
-    const std::vector<std::uint8_t> bytes(buffer.data(), buffer.data() + buffer.size());
+    // {1: "one", "ext": fixext 2 of type 5}
+    const std::vector<std::uint8_t> bytes = {0x82, 0x01, 0xa3, 'o', 'n', 'e', 0xa3, 'e', 'x', 't', 0xd5, 0x05, 0x01, 0x02};
     CHECK(text_of(bytes) == "1: one\next: <ext 5, 2 bytes>\n");
+}
+
+TEST_CASE("text mode: keys and strings a terminal would obey are quoted with escapes", "[text]") {
+    // {"k\u009b1m": "v\u009b1m"}: a C1 CSI (U+009B) in a key and in a value.
+    const std::vector<std::uint8_t> bytes = {0x81, 0xa5, 'k', 0xc2, 0x9b, '1', 'm', 0xa5, 'v', 0xc2, 0x9b, '1', 'm'};
+    CHECK(text_of(bytes) == "\"k\\u009b1m\": \"v\\u009b1m\"\n");
 }

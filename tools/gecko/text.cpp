@@ -19,10 +19,8 @@ using wire::Value;
 
 bool is_container(const Value& v) { return v.type() == Type::map || v.type() == Type::array; }
 
-// A string that reads unambiguously without quotes.
-bool plain_safe(std::string_view s) {
-    if (s.empty() || s.front() == ' ' || s.back() == ' ') return false;
-    if (std::strchr("-?:,[]{}#&*!|>'\"%@`~", s.front()) != nullptr) return false;
+// Valid UTF-8 without a control character (C0, DEL, C1): prints as itself.
+bool terminal_safe(std::string_view s) {
     for (std::size_t i = 0; i < s.size(); ++i) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c < 0x20 || c == 0x7f) return false;
@@ -33,6 +31,14 @@ bool plain_safe(std::string_view s) {
             i += n - 1;
         }
     }
+    return true;
+}
+
+// A string that reads unambiguously without quotes.
+bool plain_safe(std::string_view s) {
+    if (s.empty() || s.front() == ' ' || s.back() == ' ') return false;
+    if (std::strchr("-?:,[]{}#&*!|>'\"%@`~", s.front()) != nullptr) return false;
+    if (!terminal_safe(s)) return false;
     if (s.find(": ") != std::string_view::npos || s.find(" #") != std::string_view::npos || s.back() == ':') return false;
     for (const char* word : {"true", "false", "null", "yes", "no", "on", "off", "nan", "inf"})
         if (s == word) return false;
@@ -122,17 +128,7 @@ void append_inline(std::string& out, const Value& v, const TextOptions& opt) {
 bool key_safe(std::string_view s) {
     if (s.empty() || s.front() == ' ' || s.back() == ' ' || s.back() == ':' || s.front() == '"' || s.front() == '-')
         return false;
-    if (s.find(": ") != std::string_view::npos) return false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x20 || c == 0x7f) return false;
-        if (c >= 0x80) {
-            const std::size_t n = wire::utf8_sequence(s, i);
-            if (n == 0) return false;
-            i += n - 1;
-        }
-    }
-    return true;
+    return s.find(": ") == std::string_view::npos && terminal_safe(s);
 }
 
 void append_key(std::string& out, const Value& key, const TextOptions& opt) {
