@@ -102,6 +102,8 @@ constexpr std::size_t peers_per_push = 256;
 // the table holds.
 constexpr std::size_t list_page_bytes = 2u << 20;
 constexpr std::size_t list_part_bytes = 1u << 20;
+// Links a node may report (a node links to each peer it hears from: this bounds what one session costs).
+constexpr std::size_t max_links_per_session = 1024;
 
 
 // A C1 control (U+0080-U+009F, CSI among them) encoded as UTF-8.
@@ -176,6 +178,8 @@ struct Core::Impl {
         bool watch_graph = false;
         std::set<std::uint64_t> entities;
         std::uint64_t digest = 0;  // xor of discovery::entity_digest_term(id) over entities
+        // The links it receives other nodes through: their session, and the transport ("shm", "ipc", ...).
+        std::vector<std::pair<std::uint64_t, std::string>> links;
     };
     struct Entity {
         Registration reg;
@@ -738,6 +742,17 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
             e->second.stats = st;
             e->second.stats_at = now;
         }
+        // Optional (nodes before it send none): replaces the session's links when present.
+        if (const auto links = discovery::find(root, "links"); links && links->type() == wire::Type::array) {
+            s.links.clear();
+            for (const wire::Value& item : links->items()) {
+                if (s.links.size() >= max_links_per_session) break;
+                const auto peer = discovery::get_u64(item, "s");
+                const auto via = discovery::get_str(item, "via");
+                if (!peer || !via || via->empty() || via->size() > 16) continue;
+                s.links.emplace_back(*peer, *via);
+            }
+        }
     } else if (t == "watch_graph") {
         s.watch_graph = true;
         for (const auto& [key, topic] : topics) {
@@ -1079,7 +1094,7 @@ void Core::Impl::answer_list(const std::string& route, bool req_envelope, const 
                 continue;
             }
             ++nodes_packed;
-            np.pack_map(8);
+            np.pack_map(9);
             np.pack(std::string_view("s"));
             np.pack(id);
             np.pack(std::string_view("node"));
@@ -1096,6 +1111,18 @@ void Core::Impl::answer_list(const std::string& route, bool req_envelope, const 
             np.pack(s.locators);
             np.pack(std::string_view("session"));
             np.pack(id);
+            np.pack(std::string_view("links"));
+            np.pack_array(static_cast<std::uint32_t>(s.links.size()));
+            for (const auto& [peer, via] : s.links) {
+                const auto other = sessions.find(peer);
+                np.pack_map(3);
+                np.pack(std::string_view("s"));
+                np.pack(peer);
+                np.pack(std::string_view("node"));
+                np.pack(other == sessions.end() ? std::string() : other->second.node);
+                np.pack(std::string_view("via"));
+                np.pack(via);
+            }
         }
     }
 

@@ -71,8 +71,9 @@ def hb_msg(s, secret, ids):
     return pack("hb", s=s, secret=secret, n=len(ids), digest=entity_digest(ids))
 
 
-def stats_msg(s, secret, stats):
-    return pack("stats", s=s, secret=secret, stats=stats)
+def stats_msg(s, secret, stats, links=()):
+    """`links`: (session, scheme) of each node this one receives from (DISCOVERY.md 2.7)."""
+    return pack("stats", s=s, secret=secret, stats=stats, links=[{"s": peer, "via": via} for peer, via in links])
 
 
 def bye_msg(s, secret):

@@ -199,7 +199,7 @@ TEST_CASE("a live node's discovery messages are the vectors' messages, field for
     // Figures, every ~3 s.
     const auto stats = next("stats");
     REQUIRE(stats);
-    lv::check_like(*stats, lv::as_json(lv::vector_bytes("discovery.stats")), {"s", "secret", "stats"});
+    lv::check_like(*stats, lv::as_json(lv::vector_bytes("discovery.stats")), {"s", "secret", "stats", "links"});
     CHECK(stats->at("stats").size() == 4);
 
     const auto publisher_id = publisher->id();

@@ -360,7 +360,7 @@ Bytes list_answer(const CoreFields& c) {
     pk.pack_array(2);
     for (int i = 0; i < 2; ++i) {
         const auto& n = nodes[i];
-        pk.pack_map(8);
+        pk.pack_map(9);
         pk.pack(std::string_view("s"));
         pk.pack(n.session);
         pk.pack(std::string_view("node"));
@@ -377,6 +377,18 @@ Bytes list_answer(const CoreFields& c) {
         pk.pack(n.locators);
         pk.pack(std::string_view("session"));
         pk.pack(n.session);
+        // The talker's stats said it receives from the listener over ipc.
+        pk.pack(std::string_view("links"));
+        pk.pack_array(i == 0 ? 1 : 0);
+        if (i == 0) {
+            pk.pack_map(3);
+            pk.pack(std::string_view("s"));
+            pk.pack(nodes[1].session);
+            pk.pack(std::string_view("node"));
+            pk.pack(nodes[1].node);
+            pk.pack(std::string_view("via"));
+            pk.pack(std::string_view("ipc"));
+        }
     }
     const auto stats = talker_stats();
     auto entity = [&](const Registration& r, const HelloFields& n, const TopicStats* st) {
@@ -475,7 +487,7 @@ std::vector<Vector> discovery_vectors() {
     out.push_back(discovery_vector("hb_answer", "the core's answer: its view of talker (2 entities, same digest)", over_zmq, c2n,
                                    hb_answer(core.instance, {publisher_id, server_id})));
     out.push_back(discovery_vector("stats", "talker's periodic figures for its entities", over_zmq, n2c,
-                                   stats(t.session, t.secret, talker_stats())));
+                                   stats(t.session, t.secret, talker_stats(), {{listener().session, "ipc"}})));
     out.push_back(discovery_vector("watch_graph", "listener asks to follow the key's topics", over_zmq, n2c,
                                    session_only("watch_graph", l.session, l.secret)));
     out.push_back(discovery_vector("graph", "a topic appeared (sent to sessions that watch the graph)", over_zmq, c2n,
@@ -971,13 +983,23 @@ Bytes hb(std::uint64_t session, std::uint64_t secret, const std::vector<std::uin
 }
 
 // send_stats
-Bytes stats(std::uint64_t session, std::uint64_t secret, const std::vector<TopicStats>& figures) {
-    Writer w("stats", 3);
+Bytes stats(std::uint64_t session, std::uint64_t secret, const std::vector<TopicStats>& figures,
+            const std::vector<std::pair<std::uint64_t, std::string>>& links) {
+    Writer w("stats", 4);
     w.kv("s", session);
     w.kv("secret", secret);
     w.key("stats");
     w.packer().pack_array(static_cast<std::uint32_t>(figures.size()));
     for (const auto& s : figures) discovery::pack_stats(w.packer(), s);
+    w.key("links");
+    w.packer().pack_array(static_cast<std::uint32_t>(links.size()));
+    for (const auto& [peer, via] : links) {
+        w.packer().pack_map(2);
+        w.packer().pack(std::string_view("s"));
+        w.packer().pack(peer);
+        w.packer().pack(std::string_view("via"));
+        w.packer().pack(via);
+    }
     return bytes_of(w);
 }
 

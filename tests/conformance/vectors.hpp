@@ -98,7 +98,9 @@ Bytes hello(const HelloFields& h);
 Bytes add(std::uint64_t session, std::uint64_t secret, const discovery::Registration& r);
 Bytes remove(std::uint64_t session, std::uint64_t secret, std::uint64_t id);
 Bytes hb(std::uint64_t session, std::uint64_t secret, const std::vector<std::uint64_t>& ids);
-Bytes stats(std::uint64_t session, std::uint64_t secret, const std::vector<discovery::TopicStats>& stats);
+/// `links`: the sessions the node receives from, with each link's transport ("ipc", "shm", ...).
+Bytes stats(std::uint64_t session, std::uint64_t secret, const std::vector<discovery::TopicStats>& stats,
+            const std::vector<std::pair<std::uint64_t, std::string>>& links);
 Bytes session_only(const char* type, std::uint64_t session, std::uint64_t secret);  // watch_graph, bye
 Bytes list(const std::string& key, std::uint64_t offset);
 

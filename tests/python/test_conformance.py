@@ -93,7 +93,8 @@ def test_node_messages_byte_for_byte():
     hb = m("hb")
     assert msgpack.unpackb(discovery.hb_msg(hb["s"], hb["secret"], [])) .keys() == hb.keys()
     st = m("stats")
-    assert discovery.stats_msg(st["s"], st["secret"], st["stats"]) == data("discovery.stats")
+    links = [(link["s"], link["via"]) for link in st["links"]]
+    assert discovery.stats_msg(st["s"], st["secret"], st["stats"], links) == data("discovery.stats")
 
 
 def test_core_messages_parse():

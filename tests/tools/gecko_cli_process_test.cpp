@@ -219,6 +219,39 @@ TEST_CASE("gecko exits 2 on a usage error", "[tools][process]") {
     CHECK(contains(help.out, "usage: gecko echo"));
 }
 
+TEST_CASE("gecko nodes, info and list --json show the transport of each link", "[tools][process]") {
+    Key k;
+    k.start_pub_imu();
+    k.start_gecko_background({"echo", "imu", "--count", "1000000"});
+    // Nodes report their links with their figures, every ~3 s.
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    Run nodes;
+    bool reported = false;
+    while (!reported && std::chrono::steady_clock::now() < deadline) {
+        nodes = k.gecko({"nodes"});
+        for (const auto& line : nodes.lines)
+            reported = reported || (line.rfind("gecko_echo", 0) == 0 && contains(line, "imu_driver over ipc"));
+        if (!reported) std::this_thread::sleep_for(200ms);  // poll period of a bounded wait for the next report
+    }
+    INFO(nodes.out << nodes.err);
+    REQUIRE(reported);  // same host, another process: ipc
+    CHECK(contains(nodes.out, "RECEIVES FROM"));
+
+    const auto info = k.gecko({"info", "imu"});
+    INFO(info.out << info.err);
+    CHECK(contains(info.out, "from imu_driver over ipc"));
+    CHECK(contains(info.out, "over ipc"));
+
+    const auto json = k.gecko({"list", "--json"});
+    REQUIRE(json.exit_code == 0);
+    bool listed = false;
+    const auto parsed = nlohmann::json::parse(json.out);
+    for (const auto& n : parsed.at("nodes"))
+        for (const auto& l : n.at("links"))
+            listed = listed || (l.at("node") == "imu_driver" && l.at("transport") == "ipc");
+    CHECK(listed);
+}
+
 TEST_CASE("gecko exits 1 and says what it tried when no core answers", "[tools][process]") {
     Key k;  // for the environment; the tool is pointed elsewhere
     const std::string nowhere = "127.0.0.1:" + std::to_string(free_port());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // gecko info TOPIC: one topic (or service) in detail.
 #include <cstdio>
+#include <set>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -22,8 +23,26 @@ std::string describe_figures(const GraphFigures& s, bool producer) {
     return out;
 }
 
+// How `e`'s messages travel to or from each of `others` (the topic's other
+// side): the transport of the receiving node's link, as that node reported it.
+std::string describe_links(const Graph& graph, const GraphEntity& e, const std::vector<GraphEntity>& others, bool producer) {
+    std::string out;
+    std::set<std::uint64_t> seen;
+    for (const auto& o : others) {
+        if (o.session == e.session || !seen.insert(o.session).second) continue;
+        const std::uint64_t receiver = producer ? o.session : e.session;
+        const std::uint64_t sender = producer ? e.session : o.session;
+        std::string via = "not reported yet";
+        if (const GraphNode* node = graph.node_of(receiver))
+            for (const auto& l : node->links)
+                if (l.session == sender) via = l.transport;
+        out += (out.empty() ? "" : ", ") + std::string(producer ? "to " : "from ") + o.node + " over " + via;
+    }
+    return out;
+}
+
 void print_entities(std::string& out, const Graph& graph, const char* title, const std::vector<GraphEntity>& entities,
-                    bool producer, bool service) {
+                    const std::vector<GraphEntity>& others, bool producer, bool service) {
     out += std::string(title) + " (" + std::to_string(entities.size()) + "):" + (entities.empty() ? " none\n" : "\n");
     for (const auto& e : entities) {
         out += "  " + where(e) + "\n";
@@ -39,6 +58,7 @@ void print_entities(std::string& out, const Graph& graph, const char* title, con
                 for (const auto& ep : node->locators) eps += (eps.empty() ? "" : ", ") + ep;
             t.add({"node's locators", eps.empty() ? "-" : eps});
         }
+        if (const auto links = describe_links(graph, e, others, producer); !links.empty()) t.add({"links", links});
         if (e.latched) t.add({"latched", "yes: replays its last message to late subscribers"});
         const char* doing = producer ? (service ? "serving" : "sending") : (service ? "calling" : "receiving");
         t.add({doing, e.figures ? describe_figures(*e.figures, producer) : "no report yet"});
@@ -82,8 +102,8 @@ int run_info(const Args& args) {
         for (const auto& c : r.conflicts)
             if (c.topic == t->name && c.service == service) out += "(!) " + c.message + "\n";
         out += "\n";
-        print_entities(out, r, service ? "servers" : "publishers", t->producers, true, service);
-        print_entities(out, r, service ? "clients" : "subscribers", t->consumers, false, service);
+        print_entities(out, r, service ? "servers" : "publishers", t->producers, t->consumers, true, service);
+        print_entities(out, r, service ? "clients" : "subscribers", t->consumers, t->producers, false, service);
     }
     if (out.empty()) {
         std::string message = not_found(r, "topic or service", name);

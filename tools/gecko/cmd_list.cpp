@@ -40,9 +40,13 @@ std::string graph_json(const Graph& g) {
     j["key"] = g.key;
     j["core"] = {{"endpoint", g.core_endpoint}, {"instance", g.core_instance}, {"host", g.core_host}, {"pid", g.core_pid}};
     j["nodes"] = nlohmann::json::array();
-    for (const auto& n : g.nodes)
+    for (const auto& n : g.nodes) {
+        nlohmann::json links = nlohmann::json::array();
+        for (const auto& l : n.links) links.push_back({{"session", l.session}, {"node", l.node}, {"transport", l.transport}});
         j["nodes"].push_back({{"name", n.name}, {"host", n.host}, {"pid", n.pid}, {"session", n.session},
-                              {"silent_ms", n.silent_ms}, {"locators", n.locators}, {"entities", n.entities}});
+                              {"silent_ms", n.silent_ms}, {"locators", n.locators}, {"entities", n.entities},
+                              {"links", links}});
+    }
     j["topics"] = nlohmann::json::array();
     j["services"] = nlohmann::json::array();
     for (const auto& t : g.topics) {

@@ -54,6 +54,13 @@ struct GraphTopic {
     std::vector<GraphEntity> consumers;   ///< subscribers or clients
 };
 
+/// A link a node receives another node's messages through.
+struct GraphLink {
+    std::uint64_t session = 0;  ///< the other node's session
+    std::string node;           ///< its name (empty if the core no longer lists it)
+    std::string transport;      ///< the locator scheme the link uses: "shm", "ipc", "tcp", "inproc"
+};
+
 struct GraphNode {
     std::string name, host;
     std::int32_t pid = 0;
@@ -61,6 +68,7 @@ struct GraphNode {
     std::int64_t silent_ms = 0;           ///< since the core last heard from it
     std::vector<std::string> locators;    ///< where other nodes reach it
     std::size_t entities = 0;
+    std::vector<GraphLink> links;         ///< the nodes it receives from, and how (reported every ~3 s)
 };
 
 struct GraphConflict {

@@ -75,6 +75,15 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
             node.silent_ms = discovery::get_i64(n, "silent_ms").value_or(0);
             node.locators = strings(n, "locators");
             node.entities = static_cast<std::size_t>(discovery::get_u64(n, "entities").value_or(0));
+            if (const auto links = discovery::find(n, "links"); links && links->type() == wire::Type::array) {
+                for (const wire::Value& l : links->items()) {
+                    GraphLink link;
+                    link.session = discovery::get_u64(l, "s").value_or(0);
+                    link.node = discovery::get_str(l, "node").value_or("");
+                    link.transport = discovery::get_str(l, "via").value_or("");
+                    if (link.session != 0 && !link.transport.empty()) node.links.push_back(std::move(link));
+                }
+            }
             g.nodes.push_back(std::move(node));
         }
     }

@@ -94,6 +94,7 @@ struct DiscoveryClient::Impl {
     std::function<void(bool, bool, const std::string&, const std::string&)> graph_callback;
     std::vector<TopicStats> stats;
     bool stats_pending = false;
+    std::vector<std::pair<std::uint64_t, std::string>> links;  // reported with the stats: peer session, transport
 
     std::optional<net::CoreFinder> finder;
     std::shared_ptr<zmq::context_t> context = ::gecko::net::process_context();
@@ -204,12 +205,21 @@ void DiscoveryClient::Impl::send_watch_graph() {
 }
 
 void DiscoveryClient::Impl::send_stats() {
-    discovery::Writer w("stats", 3);
+    discovery::Writer w("stats", 4);
     w.kv("s", session);
     w.kv("secret", secret);
     w.key("stats");
     w.packer().pack_array(static_cast<std::uint32_t>(stats.size()));
     for (const auto& s : stats) discovery::pack_stats(w.packer(), s);
+    w.key("links");
+    w.packer().pack_array(static_cast<std::uint32_t>(links.size()));
+    for (const auto& [peer, via] : links) {
+        w.packer().pack_map(2);
+        w.packer().pack(std::string_view("s"));
+        w.packer().pack(peer);
+        w.packer().pack(std::string_view("via"));
+        w.packer().pack(via);
+    }
     send(w);
     stats_pending = false;
 }
@@ -703,9 +713,10 @@ void DiscoveryClient::on_error(std::function<void(std::uint64_t, const std::stri
     impl_->post([impl = impl_.get(), cb = std::move(cb)]() mutable { impl->error_callback = std::move(cb); });
 }
 
-void DiscoveryClient::report(std::vector<TopicStats> stats) {
-    impl_->post([impl = impl_.get(), stats = std::move(stats)]() mutable {
+void DiscoveryClient::report(std::vector<TopicStats> stats, std::vector<std::pair<std::uint64_t, std::string>> links) {
+    impl_->post([impl = impl_.get(), stats = std::move(stats), links = std::move(links)]() mutable {
         impl->stats = std::move(stats);
+        impl->links = std::move(links);
         impl->stats_pending = true;
     });
 }

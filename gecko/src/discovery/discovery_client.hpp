@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gecko/net/finder.hpp"
@@ -67,7 +68,9 @@ public:
     /// Called on the discovery thread.
     void on_error(std::function<void(std::uint64_t id, const std::string& message)> cb);
     /// Latest figures, forwarded to the core on the next report tick (~3 s).
-    void report(std::vector<TopicStats> stats);
+    /// `links`: the other nodes' sessions this node receives from, with the
+    /// transport of each link ("shm", "ipc", ...), for `gecko info`.
+    void report(std::vector<TopicStats> stats, std::vector<std::pair<std::uint64_t, std::string>> links = {});
     /// Follows the key's topics: `on_event(appeared, service, name, type)`,
     /// first for every topic that exists, then as they change. Empty: stop.
     void watch_graph(std::function<void(bool appeared, bool service, const std::string& name, const std::string& type)> on_event);

@@ -149,6 +149,10 @@ void Inbound::connect(const std::vector<std::string>& candidates) {
             std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
             if (port && port->connect(locator, why)) {
                 connections_.emplace(link, locator);
+                {
+                    std::lock_guard<std::mutex> lock(in_use_mutex_);
+                    in_use_[link] = locator;
+                }
                 // Said once per node and scheme: with many peers on one host it would repeat.
                 if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
                     notices_.add(LogLevel::info, "fallback from " + std::string(scheme_of(link)),
@@ -171,7 +175,14 @@ void Inbound::disconnect(const std::string& locator) {
         if (it == connections_.end()) return;
         if (InPort* port = port_for(it->second)) port->disconnect(it->second);
         connections_.erase(it);
+        std::lock_guard<std::mutex> lock(in_use_mutex_);
+        in_use_.erase(locator);
     });
+}
+
+std::map<std::string, std::string> Inbound::links_in_use() const {
+    std::lock_guard<std::mutex> lock(in_use_mutex_);
+    return in_use_;
 }
 
 // ---- draining ------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -62,6 +63,9 @@ public:
     /// could not. The link is known by `candidates.front()` to disconnect().
     void connect(const std::vector<std::string>& candidates);
     void disconnect(const std::string& locator);
+    /// The locator each link uses, by the link's name (its best locator): it
+    /// differs when the link fell back (any thread).
+    std::map<std::string, std::string> links_in_use() const;
 
     // ---- waiting (application threads) ------------------------------------------------
     /// Waits until `ready()` or `deadline`, or the node closes or shutdown is
@@ -124,6 +128,8 @@ private:
     std::atomic<std::uint64_t> unrouted_{0};
     std::unordered_map<std::string, std::string> connections_;  // io holder only: link (its best locator) -> locator in use
     std::set<std::string> fallbacks_said_;                       // io holder only: schemes a link fell back from
+    mutable std::mutex in_use_mutex_;
+    std::map<std::string, std::string> in_use_;                  // connections_, readable by any thread
 };
 
 }  // namespace gecko::detail

@@ -353,7 +353,16 @@ void NodeImpl::report_stats(Reactor::Clock::time_point now) {
             report.push_back(rate);
         }
     }
-    if (!report.empty()) discovery_->report(std::move(report));
+    if (report.empty()) return;
+    // Which transport each link to another node uses (`gecko info` shows them).
+    std::vector<std::pair<std::uint64_t, std::string>> links;
+    const auto in_use = inbound_->links_in_use();
+    for (const auto& [session, link] : links_) {
+        if (session == session_ || link.locator.empty()) continue;
+        const auto used = in_use.find(link.locator);
+        if (used != in_use.end()) links.emplace_back(session, std::string(scheme_of(used->second)));
+    }
+    discovery_->report(std::move(report), std::move(links));
 }
 
 // ---- spinning -----------------------------------------------------------------------------------
