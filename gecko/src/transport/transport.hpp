@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@
 
 #include "gecko/buffer.hpp"
 #include "gecko/detail/function_ref.hpp"
+#include "gecko/log.hpp"
 #include "gecko/wire/announcement.hpp"
 #include "transport/frame.hpp"
 
@@ -63,6 +65,15 @@ struct PortOptions {
     int receive_queue = 1000;     ///< frames queued per remote publisher before drops
     std::size_t max_message_size = 64u << 20;  ///< frames above this are refused on arrival
     std::chrono::milliseconds linger{200};     ///< how long unsent frames may still go out when the node closes
+    /// How long a waiting InPort polls its queues before it blocks, where the
+    /// transport can (shm); 0 blocks at once. A bounded busy-wait: it wins a
+    /// lockstep exchange when both sides are awake, at the cost of CPU.
+    std::chrono::microseconds spin{0};
+    /// Where a port reports a fault it handled (a link it dropped, a corrupt
+    /// or dead peer), for the node's log. Called on the thread using the port,
+    /// possibly with the node's locks held: queue it (Notices::add), never log
+    /// or publish from inside. Empty: the port keeps it to itself.
+    std::function<void(LogLevel level, const std::string& reason, const std::string& message)> notice;
 };
 
 class OutPort {
