@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "transport/shm_doorbell.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gecko::detail::shm {
+
+Doorbell::Doorbell(std::string path) : path_(std::move(path)) {
+    if (::mkfifo(path_.c_str(), 0600) != 0) {
+        why_ = "cannot create the doorbell " + path_ + ": " + std::strerror(errno);
+        return;
+    }
+    fd_ = ::open(path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+        why_ = "cannot open the doorbell " + path_ + ": " + std::strerror(errno);
+        ::unlink(path_.c_str());
+    }
+}
+
+Doorbell::~Doorbell() {
+    if (fd_ < 0) return;
+    ::close(fd_);
+    ::unlink(path_.c_str());
+}
+
+void Doorbell::drain() noexcept {
+    char buf[256];
+    for (int budget = 64; budget > 0; --budget) {
+        const auto n = ::read(fd_, buf, sizeof buf);
+        if (n < static_cast<ssize_t>(sizeof buf) && !(n < 0 && errno == EINTR)) return;
+    }
+}
+
+int open_bell(const std::string& path) noexcept {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return -1;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void ring(int fd) noexcept {
+    if (fd < 0) return;
+    const char one = 1;
+    for (int tries = 0; tries < 3; ++tries)
+        if (::write(fd, &one, 1) == 1 || errno != EINTR) return;
+}
+
+}  // namespace gecko::detail::shm

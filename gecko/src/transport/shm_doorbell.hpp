@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Doorbells of the shm transport: a named FIFO per port, next to the segment.
+// The owner opens it read-write and non-blocking (so it never blocks and
+// never sees end-of-file) and polls its fd; anyone who knows the name opens
+// it write-only and writes one byte to wake the owner. A byte is written only
+// when the sleeper said it sleeps (an "armed" flag in the segment), so a busy
+// pair makes no system call at all.
+
+#include <string>
+
+namespace gecko::detail::shm {
+
+/// The receiving end: creates the FIFO, removes it when destroyed.
+class Doorbell {
+public:
+    /// mkfifo(path, 0600) and open it; on failure fd() is -1 and why() says why.
+    explicit Doorbell(std::string path);
+    ~Doorbell();
+    Doorbell(const Doorbell&) = delete;
+    Doorbell& operator=(const Doorbell&) = delete;
+
+    int fd() const noexcept { return fd_; }
+    const std::string& path() const noexcept { return path_; }
+    const std::string& why() const noexcept { return why_; }
+    /// Reads every pending byte (never blocks): an edge-triggered poller sees the next ring.
+    void drain() noexcept;
+
+private:
+    std::string path_;
+    std::string why_;
+    int fd_ = -1;
+};
+
+/// Opens another port's doorbell for ringing; -1 if it is not there (or not a FIFO).
+int open_bell(const std::string& path) noexcept;
+/// Writes one byte (a full FIFO is already readable: nothing lost).
+void ring(int fd) noexcept;
+
+}  // namespace gecko::detail::shm
