@@ -3,6 +3,7 @@
 
 #include "gecko/net/zmq_socket.hpp"
 #include "transport/mem_transport.hpp"
+#include "transport/shm_transport.hpp"
 #include "transport/zmq_transport.hpp"
 
 namespace gecko::detail {
@@ -12,6 +13,10 @@ const std::vector<TransportKind>& transport_kinds() {
         {"in-process queues",
          {{"mem", Reach::process}},
          [](const std::vector<std::string>&) { return make_mem_transport(); }},
+        // Before ZeroMQ: within host reach, shm is preferred over ipc.
+        {"shared memory",
+         {{"shm", Reach::host}},
+         [](const std::vector<std::string>&) { return make_shm_transport(); }},
         {"ZeroMQ",
          {{"inproc", Reach::process}, {"ipc", Reach::host}, {"tcp", Reach::network}},
          [](const std::vector<std::string>& offered) { return make_zmq_transport(net::process_context(), offered); }},

@@ -1,0 +1,1372 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared memory behind the seam (shm_transport.hpp). The segment's layout and
+// its validation are in shm_segment.*, the doorbells in shm_doorbell.*; this
+// file is the two ports.
+//
+// Concurrency, in one place:
+// - A ring is single-producer (the publisher writes entries and `tail`) with
+//   two consumers of its head: the subscriber takes the oldest entry, and the
+//   publisher takes it back when the ring is full or the pool is exhausted.
+//   Both claim position h with a CAS of `head` from h to h+1 (head only grows,
+//   so there is no ABA); whoever wins owns the entry's reference. An entry is
+//   read before the CAS and used only if the CAS succeeds: if the publisher
+//   had reused that ring cell, head would already be past h.
+// - A chunk's `owners` mask is set once by the publisher before the chunk is
+//   queued; every holder clears its bit once (fetch_and, release). The
+//   publisher allocates only chunks whose mask it reads as 0 (acquire), so a
+//   subscriber's reads of a chunk happen before the publisher rewrites it.
+//   This replaces a free list: only the publisher allocates (a round-robin
+//   scan that finds the oldest chunk first), and there is no list a killed
+//   process could leave half-linked, so neither a tagged lock-free list nor a
+//   robust mutex is needed.
+// - Wake-up (Dekker): the subscriber stores armed=1 then reads the rings; the
+//   publisher stores tail then reads armed, all sequentially consistent: one
+//   of them sees the other, so a frame is never left unannounced to a sleeper.
+// - Interests are a seqlock (version odd while written), copied word by word
+//   with relaxed atomic loads and used only if the version did not change.
+
+#include "transport/shm_transport.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "gecko/error.hpp"
+#include "gecko/wire/frame.hpp"
+#include "transport/shm_doorbell.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace gecko::detail {
+namespace {
+
+using shm::ChunkDesc;
+using shm::Geometry;
+using shm::Header;
+using shm::SlotHead;
+using shm::u64;
+
+constexpr u64 no_chunk = ~u64{0};
+constexpr std::size_t kept_notices = 16;
+constexpr u64 ms_ns = 1'000'000;
+
+inline u64 bit(std::size_t slot) noexcept { return u64{1} << slot; }
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+std::string hex(u64 v) {
+    char s[17];
+    std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(v));
+    return s;
+}
+
+u64 random_nonce() {
+    static std::mt19937_64 rng{std::random_device{}() ^ (static_cast<u64>(::getpid()) << 32) ^ shm::monotonic_ns()};
+    return rng();
+}
+
+// Addresses in one mapped segment, from its (planned or validated) geometry.
+struct View {
+    std::uint8_t* base = nullptr;
+    Geometry geo;
+
+    Header& header() const noexcept { return *reinterpret_cast<Header*>(base); }
+    std::uint8_t* slot_base(std::size_t i) const noexcept { return base + geo.slots_offset + i * geo.slot_size; }
+    SlotHead& slot(std::size_t i) const noexcept { return *reinterpret_cast<SlotHead*>(slot_base(i)); }
+    std::atomic<u64>* ring(std::size_t i) const noexcept {
+        return reinterpret_cast<std::atomic<u64>*>(slot_base(i) + Geometry::ring_offset());
+    }
+    std::atomic<u64>* interests(std::size_t i) const noexcept {
+        return reinterpret_cast<std::atomic<u64>*>(slot_base(i) + geo.interest_offset());
+    }
+    ChunkDesc& desc(u64 c) const noexcept { return reinterpret_cast<ChunkDesc*>(base + geo.desc_offset)[c]; }
+    std::uint8_t* payload(u64 c) const noexcept { return base + geo.payload_offset(c); }
+};
+
+// The last few notices, and the node's sink for them.
+class PortNotices {
+public:
+    explicit PortNotices(std::function<void(LogLevel, const std::string&, const std::string&)> sink) : sink_(std::move(sink)) {}
+    void add(LogLevel level, const std::string& reason, const std::string& message) {
+        if (lines_.size() >= kept_notices) lines_.erase(lines_.begin());
+        lines_.push_back(message);
+        if (sink_) sink_(level, reason, message);
+    }
+    const std::vector<std::string>& lines() const noexcept { return lines_; }
+
+private:
+    std::function<void(LogLevel, const std::string&, const std::string&)> sink_;
+    std::vector<std::string> lines_;
+};
+
+bool same_interest(const Interest& a, const Interest& b) {
+    return a.channel == b.channel && a.wildcard == b.wildcard && a.announcement == b.announcement;
+}
+
+// ---- interests in a slot --------------------------------------------------------------------
+//
+// Records of words: [channel] [flags | announcement length << 32] [announcement
+// bytes, 8 per word, zero padded]. `interest_used` says how many words count.
+
+// Subscriber side. False if they did not all fit (the slot is marked to get everything).
+bool write_interests(const View& v, std::size_t i, const std::vector<Interest>& interests) {
+    SlotHead& s = v.slot(i);
+    std::atomic<u64>* w = v.interests(i);
+    const u64 capacity = v.geo.interest_words;
+    u64 version = s.interest_version.load(std::memory_order_relaxed);
+    version += version & 1;  // even: not being written
+    s.interest_version.store(version + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    u64 at = 0;
+    bool overflow = false;
+    for (const auto& interest : interests) {
+        const u64 len = std::min<u64>(interest.announcement.size(), wire::max_announcement_size);
+        const u64 words = 2 + (len + 7) / 8;
+        if (at + words > capacity) {
+            overflow = true;
+            break;
+        }
+        w[at].store(interest.channel, std::memory_order_relaxed);
+        w[at + 1].store((interest.wildcard ? shm::interest_wildcard : 0) | (len << 32), std::memory_order_relaxed);
+        for (u64 j = 0; j * 8 < len; ++j) {
+            u64 x = 0;
+            std::memcpy(&x, interest.announcement.data() + j * 8, std::min<u64>(8, len - j * 8));
+            w[at + 2 + j].store(x, std::memory_order_relaxed);
+        }
+        at += words;
+    }
+    s.interest_used.store(at, std::memory_order_relaxed);
+    s.flags.store(overflow ? shm::slot_overflow : 0, std::memory_order_relaxed);
+    s.interest_version.store(version + 2, std::memory_order_release);
+    return !overflow;
+}
+
+enum class Read { ok, busy, corrupt };
+
+// Publisher side: what a subscriber wrote, checked word by word.
+Read read_interests(const View& v, std::size_t i, std::vector<Interest>& out, bool& overflow, u64& version) {
+    SlotHead& s = v.slot(i);
+    const std::atomic<u64>* w = v.interests(i);
+    const u64 capacity = v.geo.interest_words;
+    std::vector<u64> words;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        const u64 v1 = s.interest_version.load(std::memory_order_acquire);
+        if (v1 & 1) {
+            cpu_relax();
+            continue;
+        }
+        const u64 used = s.interest_used.load(std::memory_order_relaxed);
+        const u64 flags = s.flags.load(std::memory_order_relaxed);
+        words.resize(std::min(used, capacity));
+        for (std::size_t k = 0; k < words.size(); ++k) words[k] = w[k].load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (s.interest_version.load(std::memory_order_relaxed) != v1) continue;
+        if (used > capacity) return Read::corrupt;
+        out.clear();
+        for (u64 at = 0; at < used;) {
+            if (used - at < 2) return Read::corrupt;
+            const u64 len = words[at + 1] >> 32;
+            if (len > wire::max_announcement_size || (words[at + 1] & 0xffffffffu & ~shm::interest_wildcard) != 0)
+                return Read::corrupt;
+            const u64 n = (len + 7) / 8;
+            if (used - at - 2 < n) return Read::corrupt;
+            Interest interest;
+            interest.channel = words[at];
+            interest.wildcard = (words[at + 1] & shm::interest_wildcard) != 0;
+            interest.announcement.resize(len);
+            for (u64 j = 0; j < n; ++j)
+                std::memcpy(interest.announcement.data() + j * 8, &words[at + 2 + j], std::min<u64>(8, len - j * 8));
+            out.push_back(std::move(interest));
+            at += 2 + n;
+        }
+        overflow = (flags & shm::slot_overflow) != 0;
+        version = v1;
+        return Read::ok;
+    }
+    return Read::busy;
+}
+
+// ---- owning a mapping ---------------------------------------------------------------------
+
+struct Mapping {
+    int fd = -1;
+    void* base = MAP_FAILED;
+    std::size_t size = 0;
+    Mapping() = default;
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+    ~Mapping() {
+        if (base != MAP_FAILED) ::munmap(base, size);
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// ================================================================================================
+// The publisher
+// ================================================================================================
+
+class ShmOutPort final : public OutPort {
+public:
+    ShmOutPort(const shm::Config& config, const PortOptions& o) : config_(config), notices_(o.notice) {
+        const std::size_t ring = config.ring ? config.ring
+                                             : static_cast<std::size_t>(std::clamp(o.send_queue, 16, 4096));
+        std::string why;
+        if (!shm::plan(config, ring, o.max_message_size + wire::frame_header_size, view_.geo, why))
+            throw Error(Errc::invalid_argument, "shared-memory transport: " + why);
+        const Geometry& g = view_.geo;
+        shm::remove_stale(config.directory, config.lease);
+
+        // The segment: "gecko-<session>", or the name an exact locator asks for.
+        std::string name = "gecko-" + hex(o.session);
+        bool exact = false;
+        for (const auto& l : o.listen)
+            if (scheme_of(l) == "shm") {
+                name = l.substr(6);
+                exact = true;
+                if (!shm::valid_name(name))
+                    throw Error(Errc::invalid_argument, "shared-memory locator '" + l + "': not a valid segment name");
+            }
+        const std::string base_name = name;
+        for (int n = 1;; ++n) {
+            path_ = config.directory + "/" + name;
+            map_.fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (map_.fd >= 0 || errno != EEXIST || exact || n > 64) break;
+            name = base_name + "-" + std::to_string(n);
+        }
+        if (map_.fd < 0)
+            throw Error(Errc::transport, "cannot create the shared-memory segment " + path_ + ": " + std::strerror(errno));
+        created_ = true;
+        name_ = name;
+        map_.size = g.total;
+        if (::ftruncate(map_.fd, static_cast<off_t>(g.total)) != 0) fail("cannot size");
+        // The header, slots and descriptors get their memory now: a full
+        // /dev/shm is an error here, not a SIGBUS later. Chunks get theirs when
+        // first used (back()).
+        if (!reserve(0, g.classes[0].offset)) fail("no room for");
+        map_.base = ::mmap(nullptr, g.total, PROT_READ | PROT_WRITE, MAP_SHARED, map_.fd, 0);
+        if (map_.base == MAP_FAILED) fail("cannot map");
+        view_.base = static_cast<std::uint8_t*>(map_.base);
+        bell_ = std::make_unique<shm::Doorbell>(shm::publisher_bell(config.directory, name_));
+        if (bell_->fd() < 0) {
+            const std::string reason = bell_->why();
+            bell_.reset();
+            cleanup();
+            throw Error(Errc::transport, "shared-memory transport: " + reason);
+        }
+        backed_.assign(g.chunk_total, 0);
+        seq_.assign(g.chunk_total, 0);
+        cursor_.assign(g.class_count, 0);
+        class_backed_.assign(g.class_count, 0);
+        my_ns_ = shm::own_pid_namespace();
+        shm::write_header(view_.header(), g, o.session);
+        locator_ = "shm://" + name_;
+        next_housekeeping_ = shm::monotonic_ns() + static_cast<u64>(config_.check_interval.count()) * ms_ns;
+    }
+
+    ~ShmOutPort() override {
+        Header& h = view_.header();
+        h.closed.store(1, std::memory_order_release);
+        h.changes.fetch_add(1, std::memory_order_acq_rel);
+        // Every subscriber wakes up and sees `closed` (it unmaps when its Frames are gone).
+        for (auto& p : peers_) {
+            shm::ring(p.bell);
+            if (p.bell >= 0) ::close(p.bell);
+        }
+        cleanup();
+    }
+
+    std::vector<std::string> locators() const override { return {locator_}; }
+
+    SendResult send(Buffer& frame) override {
+        const std::size_t size = frame.size();
+        if (closed_ || size < 8) return SendResult{false, 0};
+        if (view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
+        if ((++sends_ & 63u) == 0) housekeeping();
+        const wire::Channel channel = wire::load_channel(frame.data());
+        u64 targets = 0;
+        for (std::size_t i : active_)
+            if (peers_[i].wants(channel)) targets |= bit(i);
+        if (targets == 0) return SendResult{};
+        SendResult result;
+        // A full ring may belong to a dead subscriber: look before taking frames from it.
+        u64 dead = 0;
+        for (std::size_t i : active_)
+            if ((targets & bit(i)) && ring_full(i) && !alive_now(i)) dead |= bit(i);
+        if (dead != 0) {
+            for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+                if (dead & bit(i)) reclaim(i, "its subscriber died");
+            targets &= ~dead;
+            if (targets == 0) return result;
+        }
+        const u64 c = allocate(size, result);
+        if (c == no_chunk) {
+            for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+                if (targets & bit(i)) view_.slot(i).dropped.fetch_add(1, std::memory_order_relaxed);
+            const auto n = static_cast<std::size_t>(__builtin_popcountll(targets));
+            result.dropped += n;
+            dropped_ += n;
+            return result;
+        }
+        std::memcpy(view_.payload(c), frame.data(), size);
+        ChunkDesc& d = view_.desc(c);
+        d.size.store(size, std::memory_order_relaxed);
+        d.owners.store(targets, std::memory_order_release);
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (targets & bit(i)) push(i, c, result);
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (targets & bit(i)) wake(i);
+        if (corrupt_slots_) reclaim_corrupt();
+        return result;
+    }
+
+    void drain_events(FunctionRef<void(const PortEvent&)> on) override {
+        if (bell_) bell_->drain();
+        events_pending();
+        std::vector<PortEvent> events;
+        events.swap(events_);
+        for (const auto& e : events) on(e);
+    }
+
+    bool events_pending() override {
+        if (closed_) return !events_.empty();
+        housekeeping();
+        if (view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
+        return !events_.empty();
+    }
+
+    int event_fd() const override { return bell_ ? bell_->fd() : -1; }
+
+    void info(ShmOutInfo& out) {
+        out.name = name_;
+        out.chunks = view_.geo.chunk_total;
+        out.chunks_free = 0;
+        for (u64 c = 0; c < view_.geo.chunk_total; ++c)
+            if (view_.desc(c).owners.load(std::memory_order_acquire) == 0) ++out.chunks_free;
+        out.subscribers = 0;
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (shm::state_of(view_.slot(i).state.load(std::memory_order_acquire)) != shm::slot_free) ++out.subscribers;
+        out.dropped = dropped_;
+        out.reclaimed = reclaimed_;
+        out.corrupt = corrupt_;
+        out.notices = notices_.lines();
+    }
+
+private:
+    // What the publisher knows of one slot (never re-read from shared memory
+    // without a check).
+    struct Peer {
+        u64 word = 0;        // the state word it was seen active with (0: none)
+        bool active = false; // frames are queued for it
+        u64 version = ~u64{0};
+        std::vector<Interest> interests;
+        std::vector<wire::Channel> exact;  // sorted
+        std::vector<std::uint32_t> keys;   // wildcard key parts
+        bool everything = false;           // its interests overflowed the slot
+        int bell = -1;
+        u64 tail = 0;
+        u64 next_alive_check = 0;
+
+        bool wants(wire::Channel c) const {
+            if (everything) return true;
+            if (std::binary_search(exact.begin(), exact.end(), c)) return true;
+            for (auto k : keys)
+                if (k == wire::key_part(c)) return true;
+            return false;
+        }
+    };
+
+    [[noreturn]] void fail(const char* what) {
+        const std::string reason = std::strerror(errno);
+        cleanup();
+        throw Error(Errc::transport, std::string("shared-memory transport: ") + what + " the segment " + path_ + ": " + reason);
+    }
+
+    void cleanup() {
+        if (created_) {
+            ::unlink(path_.c_str());
+            created_ = false;
+        }
+        bell_.reset();  // unlinks its FIFO
+    }
+
+    // Gives [offset, offset+len) of the segment memory now; false if /dev/shm is full.
+    bool reserve(u64 offset, u64 len) {
+        if (::fallocate(map_.fd, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0) return true;
+        return errno == EOPNOTSUPP || errno == ENOSYS;  // not tmpfs: pages come on first touch
+    }
+
+    // ---- slots ------------------------------------------------------------------------------
+
+    void report(bool joined, const Interest& i) {
+        if (i.announcement.empty()) return;
+        auto who = wire::parse_announcement(i.announcement);
+        if (!who) return;
+        events_.push_back(PortEvent{joined, std::move(*who)});
+    }
+
+    void set_interests(Peer& p, std::vector<Interest> interests, bool everything) {
+        // Joins and leaves, as a multiset difference of the announcements.
+        std::vector<bool> kept(p.interests.size(), false);
+        for (const auto& n : interests) {
+            bool found = false;
+            for (std::size_t k = 0; k < p.interests.size() && !found; ++k)
+                if (!kept[k] && same_interest(p.interests[k], n)) found = kept[k] = true;
+            if (!found) report(true, n);
+        }
+        for (std::size_t k = 0; k < p.interests.size(); ++k)
+            if (!kept[k]) report(false, p.interests[k]);
+        p.interests = std::move(interests);
+        p.exact.clear();
+        p.keys.clear();
+        for (const auto& i : p.interests) {
+            if (i.wildcard) p.keys.push_back(wire::key_part(i.channel));
+            else p.exact.push_back(i.channel);
+        }
+        std::sort(p.exact.begin(), p.exact.end());
+        p.everything = everything;
+    }
+
+    void update_interests(std::size_t i) {
+        std::vector<Interest> interests;
+        bool overflow = false;
+        u64 version = 0;
+        switch (read_interests(view_, i, interests, overflow, version)) {
+            case Read::ok:
+                peers_[i].version = version;
+                set_interests(peers_[i], std::move(interests), overflow);
+                break;
+            case Read::busy:
+                seen_changes_ = ~u64{0};  // look again next time
+                break;
+            case Read::corrupt:
+                ++corrupt_;
+                reclaim(i, "its subscriber wrote unreadable interests");
+                break;
+        }
+    }
+
+    void join(std::size_t i, u64 word) {
+        SlotHead& s = view_.slot(i);
+        Peer& p = peers_[i];
+        if (p.bell >= 0) ::close(p.bell);
+        p = Peer{};
+        p.word = word;
+        p.tail = s.tail.load(std::memory_order_relaxed);
+        const u64 head = s.head.load(std::memory_order_acquire);
+        if (head > p.tail || p.tail - head > view_.geo.ring_capacity) {
+            ++corrupt_;
+            reclaim(i, "its ring indices are out of range");
+            return;
+        }
+        p.active = true;
+        p.bell = shm::open_bell(bell_path(i));
+        update_interests(i);
+    }
+
+    std::string bell_path(std::size_t i) const {
+        SlotHead& s = view_.slot(i);
+        return shm::subscriber_bell(config_.directory, s.pid_ns.load(std::memory_order_relaxed),
+                                    shm::pid_of(s.state.load(std::memory_order_relaxed)),
+                                    s.start_time.load(std::memory_order_relaxed), s.bell.load(std::memory_order_relaxed));
+    }
+
+    void leave_all(Peer& p) {
+        if (p.active)
+            for (const auto& i : p.interests) report(false, i);
+        p.active = false;
+        p.interests.clear();
+        p.exact.clear();
+        p.keys.clear();
+        p.everything = false;
+    }
+
+    // Takes back every queued entry (the subscriber left: not counted as drops).
+    void steal_all(std::size_t i) {
+        SlotHead& s = view_.slot(i);
+        std::atomic<u64>* ring = view_.ring(i);
+        const u64 cap = view_.geo.ring_capacity;
+        const u64 tail = peers_[i].tail;
+        u64 h = s.head.load(std::memory_order_acquire);
+        for (u64 guard = 0; h < tail && tail - h <= cap && guard <= cap; ++guard)
+            if (s.head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+                release(ring[h % cap].load(std::memory_order_relaxed), i);
+    }
+
+    // Frees slot i whatever its subscriber did: every chunk it held comes back.
+    void reclaim(std::size_t i, const char* why) {
+        SlotHead& s = view_.slot(i);
+        Peer& p = peers_[i];
+        const u64 word = s.state.load(std::memory_order_acquire);
+        leave_all(p);
+        const u64 b = bit(i);
+        for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
+            auto& owners = view_.desc(c).owners;
+            if (owners.load(std::memory_order_relaxed) & b) owners.fetch_and(~b, std::memory_order_acq_rel);
+        }
+        s.head.store(0, std::memory_order_relaxed);
+        s.tail.store(0, std::memory_order_relaxed);
+        s.armed.store(0, std::memory_order_relaxed);
+        s.dropped.store(0, std::memory_order_relaxed);
+        s.interest_used.store(0, std::memory_order_relaxed);
+        s.interest_version.store(0, std::memory_order_relaxed);
+        s.flags.store(0, std::memory_order_relaxed);
+        s.start_time.store(0, std::memory_order_relaxed);
+        s.pid_ns.store(0, std::memory_order_relaxed);
+        s.bell.store(0, std::memory_order_relaxed);
+        s.heartbeat_ns.store(0, std::memory_order_relaxed);
+        s.state.store(shm::make_state(0, shm::generation_of(word), shm::slot_free), std::memory_order_release);
+        if (p.bell >= 0) ::close(p.bell);
+        p = Peer{};
+        if (why) {
+            ++reclaimed_;
+            notices_.add(LogLevel::info, "shm subscriber reclaimed",
+                         "shared memory " + name_ + ": freed subscriber slot " + std::to_string(i) + " (pid " +
+                             std::to_string(shm::pid_of(word)) + "): " + why);
+        }
+        rebuild_active();
+    }
+
+    void reclaim_corrupt() {
+        const u64 slots = std::exchange(corrupt_slots_, 0);
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (slots & bit(i)) {
+                ++corrupt_;
+                reclaim(i, "its ring indices are out of range");
+            }
+    }
+
+    bool alive(std::size_t i, u64 now) {
+        SlotHead& s = view_.slot(i);
+        const u64 ns = s.pid_ns.load(std::memory_order_relaxed);
+        if (ns == 0 || ns == my_ns_)
+            return shm::process_alive(shm::pid_of(s.state.load(std::memory_order_relaxed)),
+                                      s.start_time.load(std::memory_order_relaxed));
+        // Another pid namespace: its pid means nothing here; its lease does.
+        const u64 beat = s.heartbeat_ns.load(std::memory_order_relaxed);
+        return now <= beat || now - beat < static_cast<u64>(config_.lease.count()) * ms_ns;
+    }
+
+    // At most every 10 ms per slot (a full ring is looked at on every send).
+    bool alive_now(std::size_t i) {
+        const u64 now = shm::monotonic_ns();
+        Peer& p = peers_[i];
+        if (now < p.next_alive_check) return true;
+        p.next_alive_check = now + 10 * ms_ns;
+        return alive(i, now);
+    }
+
+    bool ring_full(std::size_t i) const {
+        return peers_[i].tail - view_.slot(i).head.load(std::memory_order_relaxed) >= view_.geo.ring_capacity;
+    }
+
+    // Reads every slot's state; with `liveness`, also checks that its process runs.
+    void refresh(bool liveness) {
+        seen_changes_ = view_.header().changes.load(std::memory_order_acquire);
+        const u64 now = liveness ? shm::monotonic_ns() : 0;
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i) {
+            SlotHead& s = view_.slot(i);
+            Peer& p = peers_[i];
+            const u64 word = s.state.load(std::memory_order_acquire);
+            switch (shm::state_of(word)) {
+                case shm::slot_free:
+                    if (p.word != 0) {
+                        leave_all(p);
+                        if (p.bell >= 0) ::close(p.bell);
+                        p = Peer{};
+                    }
+                    break;
+                case shm::slot_claiming:
+                    if (liveness && !alive(i, now)) reclaim(i, "its subscriber died while connecting");
+                    break;
+                case shm::slot_active:
+                    if (p.word != word) {
+                        leave_all(p);
+                        join(i, word);
+                    } else if (s.interest_version.load(std::memory_order_acquire) != p.version) {
+                        update_interests(i);
+                    }
+                    if (liveness && peers_[i].word != 0) {
+                        if (!alive(i, now)) reclaim(i, "its subscriber died");
+                        else if (peers_[i].bell < 0) peers_[i].bell = shm::open_bell(bell_path(i));
+                    }
+                    break;
+                case shm::slot_leaving:
+                    if (p.active) {
+                        leave_all(p);
+                        steal_all(i);
+                    }
+                    p.word = word;
+                    if (liveness && !alive(i, now)) reclaim(i, "its subscriber died");
+                    break;
+                case shm::slot_departed:
+                    if (p.active) leave_all(p);
+                    reclaim(i, nullptr);
+                    break;
+                default:
+                    ++corrupt_;
+                    reclaim(i, "its state word is garbage");
+                    break;
+            }
+        }
+        rebuild_active();
+    }
+
+    void rebuild_active() {
+        active_.clear();
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (peers_[i].active) active_.push_back(i);
+    }
+
+    // Every check_interval: heartbeat, liveness of subscribers, size of the
+    // segment, and memory given back for idle large chunks.
+    void housekeeping() {
+        const u64 now = shm::monotonic_ns();
+        if (now < next_housekeeping_) return;
+        next_housekeeping_ = now + static_cast<u64>(config_.check_interval.count()) * ms_ns;
+        view_.header().heartbeat_ns.store(now, std::memory_order_relaxed);
+        struct stat st {};
+        if (::fstat(map_.fd, &st) == 0 && static_cast<u64>(st.st_size) < view_.geo.total) {
+            closed_ = true;
+            notices_.add(LogLevel::error, "shm segment truncated",
+                         "shared memory " + name_ + " was truncated to " + std::to_string(st.st_size) + " bytes by someone " +
+                             "else: this port sends nothing more over shared memory");
+            return;
+        }
+        refresh(true);
+        for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
+            if (!backed_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
+            if (view_.desc(c).owners.load(std::memory_order_acquire) != 0) continue;
+            const auto& k = view_.geo.classes[view_.geo.class_of(c)];
+            ::fallocate(map_.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(view_.geo.payload_offset(c)),
+                        static_cast<off_t>(k.chunk_size));
+            backed_[c] = 0;
+        }
+    }
+
+    // ---- chunks -----------------------------------------------------------------------------
+
+    void release(u64 c, std::size_t i) {
+        if (c < view_.geo.chunk_total) view_.desc(c).owners.fetch_and(~bit(i), std::memory_order_acq_rel);
+    }
+
+    // Makes sure the chunk's pages exist (fallocate) before the publisher writes them.
+    bool back(u64 c) {
+        const std::size_t k = view_.geo.class_of(c);
+        const auto& cl = view_.geo.classes[k];
+        if (cl.chunk_size < shm::page) {
+            if (class_backed_[k]) return true;
+            if (!reserve(cl.offset, cl.chunk_size * cl.count)) return false;
+            class_backed_[k] = 1;
+            return true;
+        }
+        if (backed_[c]) return true;
+        if (!reserve(view_.geo.payload_offset(c), cl.chunk_size)) return false;
+        backed_[c] = 1;
+        return true;
+    }
+
+    u64 take_chunk(u64 c) {
+        if (!back(c)) {
+            notices_.add(LogLevel::warn, "shm full", "shared memory " + name_ + ": no room left in " + config_.directory +
+                                                         " for a " + std::to_string(view_.geo.classes[view_.geo.class_of(c)].chunk_size) +
+                                                         "-byte chunk: frames are dropped");
+            return no_chunk;
+        }
+        seq_[c] = ++seq_counter_;
+        return c;
+    }
+
+    u64 find_free(std::size_t k) {
+        const auto& cl = view_.geo.classes[k];
+        for (u64 n = 0; n < cl.count; ++n) {
+            const u64 idx = (cursor_[k] + n) % cl.count;
+            if (view_.desc(cl.first + idx).owners.load(std::memory_order_acquire) == 0) {
+                cursor_[k] = idx + 1;
+                return cl.first + idx;
+            }
+        }
+        return no_chunk;
+    }
+
+    // A free chunk for `size` bytes: the smallest class that fits; when it is
+    // exhausted, the oldest queued frames of that class are taken back
+    // (counted as drops for their subscribers); then a larger class.
+    u64 allocate(std::size_t size, SendResult& result) {
+        const Geometry& g = view_.geo;
+        std::size_t k = 0;
+        while (k < g.class_count && g.classes[k].chunk_size < size) ++k;
+        if (k == g.class_count) {
+            notices_.add(LogLevel::warn, "shm frame too large",
+                         "shared memory " + name_ + ": a " + std::to_string(size) + "-byte frame is larger than its largest chunk (" +
+                             std::to_string(g.largest()) + " bytes): dropped");
+            return no_chunk;
+        }
+        if (const u64 c = find_free(k); c != no_chunk) return take_chunk(c);
+        const u64 cap = g.ring_capacity;
+        for (u64 guard = 0; guard < g.slot_count * cap; ++guard) {
+            std::size_t best = g.slot_count;
+            u64 best_seq = ~u64{0}, best_head = 0;
+            for (std::size_t i : active_) {
+                const u64 h = view_.slot(i).head.load(std::memory_order_acquire);
+                if (h >= peers_[i].tail || peers_[i].tail - h > cap) continue;
+                const u64 e = view_.ring(i)[h % cap].load(std::memory_order_relaxed);
+                if (e >= g.chunk_total || g.class_of(e) != k || seq_[e] >= best_seq) continue;
+                best = i;
+                best_seq = seq_[e];
+                best_head = h;
+            }
+            if (best == g.slot_count) break;
+            SlotHead& s = view_.slot(best);
+            u64 h = best_head;
+            if (!s.head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+            const u64 e = view_.ring(best)[best_head % cap].load(std::memory_order_relaxed);
+            if (e >= g.chunk_total) continue;
+            release(e, best);
+            s.dropped.fetch_add(1, std::memory_order_relaxed);
+            ++result.dropped;
+            ++dropped_;
+            if (view_.desc(e).owners.load(std::memory_order_acquire) == 0) return take_chunk(e);
+        }
+        for (std::size_t larger = k + 1; larger < g.class_count; ++larger)
+            if (const u64 c = find_free(larger); c != no_chunk) return take_chunk(c);
+        notices_.add(LogLevel::warn, "shm pool exhausted",
+                     "shared memory " + name_ + ": every chunk for a " + std::to_string(size) +
+                         "-byte frame is held by subscribers: the frame is dropped");
+        return no_chunk;
+    }
+
+    // Queues chunk c for slot i; a full ring loses its oldest entry.
+    void push(std::size_t i, u64 c, SendResult& result) {
+        SlotHead& s = view_.slot(i);
+        Peer& p = peers_[i];
+        std::atomic<u64>* ring = view_.ring(i);
+        const u64 cap = view_.geo.ring_capacity;
+        const u64 t = p.tail;
+        u64 h = s.head.load(std::memory_order_acquire);
+        for (u64 guard = 0;; ++guard) {
+            if (h > t || t - h > cap || guard > cap) {
+                corrupt_slots_ |= bit(i);
+                release(c, i);
+                return;
+            }
+            if (t - h < cap) break;
+            if (s.head.compare_exchange_weak(h, h + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+                release(ring[h % cap].load(std::memory_order_relaxed), i);
+                s.dropped.fetch_add(1, std::memory_order_relaxed);
+                ++result.dropped;
+                ++dropped_;
+                ++h;
+            }
+        }
+        ring[t % cap].store(c, std::memory_order_relaxed);
+        s.tail.store(t + 1, std::memory_order_seq_cst);
+        p.tail = t + 1;
+    }
+
+    // Rings slot i's doorbell if its subscriber said it sleeps.
+    void wake(std::size_t i) {
+        auto& armed = view_.slot(i).armed;
+        if (armed.load(std::memory_order_seq_cst) != 0 && armed.exchange(0, std::memory_order_seq_cst) != 0)
+            shm::ring(peers_[i].bell);
+    }
+
+    shm::Config config_;
+    PortNotices notices_;
+    Mapping map_;
+    View view_;
+    std::string path_, name_, locator_;
+    bool created_ = false;
+    bool closed_ = false;
+    std::unique_ptr<shm::Doorbell> bell_;
+    std::array<Peer, shm::max_slots> peers_;
+    std::vector<std::size_t> active_;
+    std::vector<PortEvent> events_;
+    u64 seen_changes_ = ~u64{0};
+    u64 corrupt_slots_ = 0;
+    std::vector<std::uint8_t> backed_, class_backed_;
+    std::vector<u64> seq_;
+    std::vector<u64> cursor_;
+    u64 seq_counter_ = 0;
+    u64 my_ns_ = 0;
+    u64 next_housekeeping_ = 0;
+    unsigned sends_ = 0;
+    u64 dropped_ = 0, reclaimed_ = 0, corrupt_ = 0;
+};
+
+// ================================================================================================
+// The subscriber
+// ================================================================================================
+
+// One connection of an InPort to one publisher's segment. Reference counted:
+// the InPort holds one reference while connected, every Frame taken from it
+// one more; the mapping lives until the last is gone.
+struct Link {
+    std::atomic<long> refs{1};
+    std::atomic<bool> detached{false};  // do not touch the segment any more (truncated, or slot taken back)
+    std::string locator, name;
+    Mapping map;
+    View view;
+    std::size_t slot = 0;
+    u64 bit = 0;
+    u64 word = 0;  // our state word
+    int publisher_bell = -1;
+    std::unique_ptr<std::atomic<std::uint32_t>[]> local;  // per chunk: this process's Frames on it
+    std::array<std::atomic<std::uint32_t>, shm::max_classes> held{};
+    std::array<std::uint32_t, shm::max_classes> held_limit{};
+    std::uint32_t owner_pid = 0;
+    u64 owner_start = 0;
+    bool same_ns = true;
+    bool armed_by_us = false;
+
+    ~Link() {
+        if (!detached.load(std::memory_order_acquire) && map.base != MAP_FAILED) {
+            SlotHead& s = view.slot(slot);
+            u64 expected = word;
+            if (shm::state_of(word) == shm::slot_leaving &&
+                s.state.compare_exchange_strong(expected, shm::make_state(shm::pid_of(word), shm::generation_of(word), shm::slot_departed),
+                                                std::memory_order_acq_rel)) {
+                view.header().changes.fetch_add(1, std::memory_order_acq_rel);
+                shm::ring(publisher_bell);
+            }
+        }
+        if (publisher_bell >= 0) ::close(publisher_bell);
+    }
+};
+
+void unref(Link* l) noexcept {
+    if (l->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete l;
+}
+
+// A Frame's handle on a chunk: zero copy.
+struct ChunkHandle {
+    Link* link;
+    const std::uint8_t* data;
+    std::size_t size;
+    u64 chunk;
+};
+
+void release_chunk(Link& l, u64 c) noexcept {
+    if (l.local[c].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    l.held[l.view.geo.class_of(c)].fetch_sub(1, std::memory_order_relaxed);
+    if (!l.detached.load(std::memory_order_acquire)) l.view.desc(c).owners.fetch_and(~l.bit, std::memory_order_acq_rel);
+}
+
+const std::uint8_t* chunk_data(const void* h) noexcept { return static_cast<const ChunkHandle*>(h)->data; }
+std::size_t chunk_size(const void* h) noexcept { return static_cast<const ChunkHandle*>(h)->size; }
+void chunk_move(void* from, void* to) noexcept {
+    auto* f = static_cast<ChunkHandle*>(from);
+    new (to) ChunkHandle(*f);
+    f->link = nullptr;
+}
+void chunk_destroy(void* h) noexcept {
+    auto* handle = static_cast<ChunkHandle*>(h);
+    if (!handle->link) return;
+    release_chunk(*handle->link, handle->chunk);
+    unref(handle->link);
+    handle->link = nullptr;
+}
+bool chunk_share(const void* h, void* to) noexcept {
+    const auto* handle = static_cast<const ChunkHandle*>(h);
+    if (!handle->link) return false;
+    handle->link->local[handle->chunk].fetch_add(1, std::memory_order_relaxed);
+    handle->link->refs.fetch_add(1, std::memory_order_relaxed);
+    new (to) ChunkHandle(*handle);
+    return true;
+}
+const Frame::Ops chunk_frame_ops{chunk_data, chunk_size, chunk_move, chunk_destroy, chunk_share};
+
+// A frame copied out of shared memory (too many chunks held).
+using Bytes = std::shared_ptr<const std::vector<std::uint8_t>>;
+const std::uint8_t* bytes_data(const void* h) noexcept { return (*static_cast<const Bytes*>(h))->data(); }
+std::size_t bytes_size(const void* h) noexcept { return (*static_cast<const Bytes*>(h))->size(); }
+void bytes_move(void* from, void* to) noexcept { new (to) Bytes(std::move(*static_cast<Bytes*>(from))); }
+void bytes_destroy(void* h) noexcept { static_cast<Bytes*>(h)->~Bytes(); }
+bool bytes_share(const void* h, void* to) noexcept {
+    new (to) Bytes(*static_cast<const Bytes*>(h));
+    return true;
+}
+const Frame::Ops heap_frame_ops{bytes_data, bytes_size, bytes_move, bytes_destroy, bytes_share};
+
+class ShmInPort final : public InPort {
+public:
+    ShmInPort(const shm::Config& config, const PortOptions& o)
+        : config_(config), notices_(o.notice), spin_(o.spin),
+          max_frame_(o.max_message_size + wire::frame_header_size) {
+        pid_ = static_cast<std::uint32_t>(::getpid());
+        start_ = shm::own_start_time();
+        ns_ = shm::own_pid_namespace();
+        nonce_ = random_nonce();
+        bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_));
+        if (bell_->fd() < 0) throw Error(Errc::transport, "shared-memory transport: " + bell_->why());
+    }
+
+    ~ShmInPort() override {
+        for (Link* l : links_) leave(*l);
+    }
+
+    bool connect(const std::string& locator, std::string& why) override {
+        if (scheme_of(locator) != "shm") {
+            why = "not a shared-memory locator";
+            return false;
+        }
+        const std::string name = locator.substr(6);
+        if (!shm::valid_name(name)) {
+            why = "'" + name + "' is not a shared-memory segment name";
+            return false;
+        }
+        for (Link* l : links_)
+            if (l->locator == locator) return true;
+        auto link = std::unique_ptr<Link, void (*)(Link*)>(new Link, [](Link* l) { unref(l); });
+        link->detached = true;  // until the slot is ours
+        link->locator = locator;
+        link->name = name;
+        const std::string path = config_.directory + "/" + name;
+        link->map.fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (link->map.fd < 0) {
+            const int e = errno;
+            why = e == ENOENT ? "no shared-memory segment " + path + " (its publisher is gone, or runs in another container)"
+                  : e == EACCES ? "no permission to open " + path + " (another user's segment)"
+                                : "cannot open " + path + ": " + std::strerror(e);
+            return false;
+        }
+        struct stat st {};
+        if (::fstat(link->map.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            why = path + " is not a shared-memory segment";
+            return false;
+        }
+        shm::HeaderCopy h;
+        if (!shm::read_header(link->map.fd, h)) {
+            why = path + " is shorter than a segment header (" + std::to_string(st.st_size) + " bytes)";
+            return false;
+        }
+        if (!shm::validate(h, static_cast<u64>(st.st_size), link->view.geo, why)) {
+            why = path + ": " + why;
+            return false;
+        }
+        if (h.closed) {
+            why = "its publisher closed " + path;
+            return false;
+        }
+        link->owner_pid = static_cast<std::uint32_t>(h.owner_pid);
+        link->owner_start = h.owner_start;
+        link->same_ns = h.owner_pidns == ns_;
+        if (!publisher_alive(*link, h.heartbeat_ns)) {
+            why = "the publisher of " + path + " (pid " + std::to_string(h.owner_pid) + ") is dead";
+            return false;
+        }
+        link->map.size = link->view.geo.total;
+        link->map.base = ::mmap(nullptr, link->map.size, PROT_READ | PROT_WRITE, MAP_SHARED, link->map.fd, 0);
+        if (link->map.base == MAP_FAILED) {
+            why = "cannot map " + path + ": " + std::strerror(errno);
+            return false;
+        }
+        link->view.base = static_cast<std::uint8_t*>(link->map.base);
+        const View& v = link->view;
+        // Claim a free slot: the CAS writes our pid with the state, so a slot
+        // whose claimer dies at once can be told from a free one.
+        std::size_t slot = v.geo.slot_count;
+        u64 word = 0;
+        for (std::size_t i = 0; i < v.geo.slot_count && slot == v.geo.slot_count; ++i) {
+            u64 w = v.slot(i).state.load(std::memory_order_acquire);
+            if (shm::state_of(w) != shm::slot_free) continue;
+            word = shm::make_state(pid_, shm::generation_of(w) + 1, shm::slot_claiming);
+            if (v.slot(i).state.compare_exchange_strong(w, word, std::memory_order_acq_rel)) slot = i;
+        }
+        if (slot == v.geo.slot_count) {
+            why = "all " + std::to_string(v.geo.slot_count) + " subscriber slots of " + path + " are taken";
+            return false;
+        }
+        SlotHead& s = v.slot(slot);
+        link->slot = slot;
+        link->bit = bit(slot);
+        s.start_time.store(start_, std::memory_order_relaxed);
+        s.pid_ns.store(ns_, std::memory_order_relaxed);
+        s.bell.store(nonce_, std::memory_order_relaxed);
+        s.heartbeat_ns.store(shm::monotonic_ns(), std::memory_order_relaxed);
+        s.armed.store(0, std::memory_order_relaxed);
+        const u64 head = s.head.load(std::memory_order_acquire), tail = s.tail.load(std::memory_order_acquire);
+        if (head != tail) {
+            // A freed slot is empty: this one is not. Give it back for the publisher to clean.
+            s.state.store(shm::make_state(pid_, shm::generation_of(word), shm::slot_departed), std::memory_order_release);
+            why = path + ": slot " + std::to_string(slot) + " is free but not empty (corrupt segment)";
+            return false;
+        }
+        if (!write_interests(v, slot, interests_)) overflow_notice(*link);
+        link->local = std::make_unique<std::atomic<std::uint32_t>[]>(v.geo.chunk_total);
+        for (std::size_t k = 0; k < v.geo.class_count; ++k)
+            link->held_limit[k] = static_cast<std::uint32_t>(
+                std::max<u64>(1, v.geo.classes[k].count / std::max<std::size_t>(1, config_.held_divisor)));
+        link->word = shm::make_state(pid_, shm::generation_of(word), shm::slot_active);
+        s.state.store(link->word, std::memory_order_release);
+        link->detached = false;
+        link->publisher_bell = shm::open_bell(shm::publisher_bell(config_.directory, name));
+        v.header().changes.fetch_add(1, std::memory_order_acq_rel);
+        shm::ring(link->publisher_bell);
+        links_.push_back(link.release());
+        check_due_ = true;
+        return true;
+    }
+
+    void disconnect(const std::string& locator) override {
+        for (std::size_t k = 0; k < links_.size(); ++k)
+            if (links_[k]->locator == locator) {
+                Link* l = links_[k];
+                links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(k));
+                leave(*l);
+                return;
+            }
+    }
+
+    void subscribe(const Interest& i) override {
+        interests_.push_back(i);
+        publish_interests();
+    }
+
+    void unsubscribe(const Interest& i) override {
+        const auto it = std::find_if(interests_.begin(), interests_.end(), [&](const Interest& x) { return same_interest(x, i); });
+        if (it == interests_.end()) return;
+        interests_.erase(it);
+        publish_interests();
+    }
+
+    bool take(Frame& out) override {
+        if (links_.empty()) return false;
+        if (check_due_) {
+            check_due_ = false;
+            check_links(false);
+        }
+        if (take_any(out)) return true;
+        // Nothing: say we sleep, then look once more (a frame queued after
+        // this look rings the doorbell, which is what event_fd() reports).
+        arm();
+        if (take_any(out)) return true;
+        check_due_ = true;
+        return false;
+    }
+
+    bool ready_now() override {
+        for (Link* l : links_) {
+            const SlotHead& s = l->view.slot(l->slot);
+            if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire)) return true;
+        }
+        return false;
+    }
+
+    unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) override {
+        if (ready_now()) return 1;
+        check_links(false);
+        if (spin_.count() > 0 && !links_.empty()) {
+            // Busy-poll the rings for a while; no doorbell rung meanwhile.
+            disarm();
+            const auto until = std::chrono::steady_clock::now() + std::min<std::chrono::nanoseconds>(spin_, timeout);
+            for (unsigned n = 0;; ++n) {
+                if (ready_now()) return 1;
+                cpu_relax();
+                if ((n & 63u) == 63u && std::chrono::steady_clock::now() >= until) break;
+            }
+        }
+        arm();
+        if (ready_now()) return 1;
+        auto ms = timeout.count() <= 0 ? 0 : static_cast<long long>((timeout.count() + 999999) / 1000000);
+        if (!links_.empty()) ms = std::min<long long>(ms, config_.check_interval.count());  // look at the publishers now and then
+        pollfd p[3] = {{bell_->fd(), POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}};
+        check_due_ = true;
+        if (::poll(p, 3, static_cast<int>(ms)) <= 0) return 0;
+        unsigned fired = 0;
+        for (unsigned i = 0; i < 3; ++i)
+            if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
+        if (fired & 1u) bell_->drain();
+        return fired;
+    }
+
+    int event_fd() const override { return bell_->fd(); }
+
+    void info(ShmInInfo& out) const {
+        out.links = links_.size();
+        out.links_dropped = links_dropped_;
+        out.corrupt = corrupt_;
+        out.copied = copied_;
+        out.oversized = oversized_;
+        out.mappings.clear();
+        for (Link* l : links_) out.mappings.emplace_back(l->view.base, l->map.size);
+        out.notices = notices_.lines();
+    }
+
+private:
+    enum class Pop { got, empty, bad };
+
+    bool publisher_alive(const Link& l, u64 heartbeat) const {
+        if (l.same_ns) return shm::process_alive(l.owner_pid, l.owner_start);
+        const u64 now = shm::monotonic_ns();
+        return now <= heartbeat || now - heartbeat < static_cast<u64>(config_.lease.count()) * ms_ns;
+    }
+
+    void overflow_notice(const Link& l) {
+        notices_.add(LogLevel::warn, "shm interests overflow",
+                     "shared memory " + l.name + ": this node's " + std::to_string(interests_.size()) +
+                         " subscriptions do not fit in a slot; the publisher sends it everything, and some "
+                         "subscribers may go unannounced");
+    }
+
+    void publish_interests() {
+        for (Link* l : links_) {
+            if (!write_interests(l->view, l->slot, interests_)) overflow_notice(*l);
+            l->view.header().changes.fetch_add(1, std::memory_order_acq_rel);
+            shm::ring(l->publisher_bell);
+        }
+    }
+
+    // Gives the slot up: the publisher stops queueing, and frees the slot once
+    // every Frame taken from it is gone.
+    void leave(Link& l) {
+        if (!l.detached.load(std::memory_order_acquire)) {
+            SlotHead& s = l.view.slot(l.slot);
+            u64 expected = l.word;
+            const u64 leaving = shm::make_state(pid_, shm::generation_of(l.word), shm::slot_leaving);
+            if (s.state.compare_exchange_strong(expected, leaving, std::memory_order_acq_rel)) {
+                l.word = leaving;
+                s.armed.store(0, std::memory_order_relaxed);
+                l.view.header().changes.fetch_add(1, std::memory_order_acq_rel);
+                shm::ring(l.publisher_bell);
+            } else {
+                l.detached = true;  // the publisher took the slot back: it is not ours to touch
+            }
+        }
+        unref(&l);
+    }
+
+    void drop(std::size_t k, LogLevel level, const std::string& why, bool corrupt, bool touch) {
+        Link* l = links_[k];
+        links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(k));
+        ++links_dropped_;
+        if (corrupt) ++corrupt_;
+        notices_.add(level, corrupt ? "shm link corrupt" : "shm link dropped",
+                     "shared-memory link to " + l->locator + " dropped: " + why);
+        if (!touch) l->detached = true;
+        leave(*l);
+    }
+
+    // The publisher's health, and the segment's: closed, dead, truncated, garbage.
+    void check_links(bool force) {
+        const u64 now = shm::monotonic_ns();
+        const bool size_due = force || now >= next_size_check_;
+        const bool live_due = force || now >= next_live_check_;
+        if (!size_due && !live_due) return;
+        if (size_due) next_size_check_ = now + static_cast<u64>(config_.size_check_interval.count()) * 1000;
+        if (live_due) next_live_check_ = now + static_cast<u64>(config_.check_interval.count()) * ms_ns;
+        for (std::size_t k = links_.size(); k-- > 0;) {
+            Link& l = *links_[k];
+            struct stat st {};
+            if (::fstat(l.map.fd, &st) != 0 || static_cast<u64>(st.st_size) < l.map.size) {
+                drop(k, LogLevel::error,
+                     "the segment was truncated to " + std::to_string(st.st_size) + " bytes (it had " + std::to_string(l.map.size) + ")",
+                     true, false);
+                continue;
+            }
+            const Header& h = l.view.header();
+            if (h.magic.load(std::memory_order_relaxed) != shm::magic) {
+                drop(k, LogLevel::error, "its header was overwritten (no magic number)", true, false);
+                continue;
+            }
+            if (h.closed.load(std::memory_order_acquire)) {
+                drop(k, LogLevel::info, "its publisher closed it", false, true);
+                continue;
+            }
+            if (!live_due) continue;
+            SlotHead& s = l.view.slot(l.slot);
+            if (s.state.load(std::memory_order_acquire) != l.word) {
+                drop(k, LogLevel::warn, "the publisher took this subscriber's slot back", false, false);
+                continue;
+            }
+            if (!publisher_alive(l, h.heartbeat_ns.load(std::memory_order_relaxed))) {
+                drop(k, LogLevel::warn, "its publisher (pid " + std::to_string(l.owner_pid) + ") died", false, true);
+                continue;
+            }
+            s.heartbeat_ns.store(now, std::memory_order_relaxed);
+        }
+    }
+
+    void arm() {
+        bool rung = false;
+        for (Link* l : links_) {
+            auto& armed = l->view.slot(l->slot).armed;
+            // The publisher cleared our flag: it wrote (or is writing) a byte.
+            if (l->armed_by_us && armed.load(std::memory_order_relaxed) == 0) rung = true;
+            armed.store(1, std::memory_order_seq_cst);
+            l->armed_by_us = true;
+        }
+        // Our stores of `armed` before our next reads of `tail` (the publisher
+        // stores `tail` before it reads `armed`): one of us sees the other.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (rung || bytes_possible_) bell_->drain();
+        bytes_possible_ = false;
+    }
+
+    void disarm() {
+        for (Link* l : links_) {
+            if (l->view.slot(l->slot).armed.exchange(0, std::memory_order_seq_cst) == 0 && l->armed_by_us) bytes_possible_ = true;
+            l->armed_by_us = false;
+        }
+    }
+
+    bool take_any(Frame& out) {
+        for (int restart = 0; restart < 4 && !links_.empty(); ++restart) {
+            const std::size_t n = links_.size();
+            bool dropped = false;
+            for (std::size_t k = 0; k < n && !dropped; ++k) {
+                const std::size_t at = (next_ + k) % n;
+                Link& l = *links_[at];
+                for (int budget = 0; budget < 64; ++budget) {
+                    u64 c = no_chunk;
+                    std::string why;
+                    const Pop r = pop(l, c, why);
+                    if (r == Pop::empty) break;
+                    if (r == Pop::bad) {
+                        drop(at, LogLevel::error, why, true, true);
+                        dropped = true;
+                        break;
+                    }
+                    if (deliver(l, c, out, why)) {
+                        next_ = (at + 1) % n;
+                        return true;
+                    }
+                    if (!why.empty()) {
+                        drop(at, LogLevel::error, why, true, true);
+                        dropped = true;
+                        break;
+                    }
+                }
+            }
+            if (!dropped) return false;
+        }
+        return false;
+    }
+
+    // Takes the oldest entry of the link's ring; every number read is checked.
+    Pop pop(Link& l, u64& chunk, std::string& why) {
+        const View& v = l.view;
+        SlotHead& s = v.slot(l.slot);
+        std::atomic<u64>* ring = v.ring(l.slot);
+        const u64 cap = v.geo.ring_capacity;
+        u64 h = s.head.load(std::memory_order_acquire);
+        for (int attempt = 0; attempt < 64; ++attempt) {
+            const u64 t = s.tail.load(std::memory_order_acquire);
+            if (h == t) return Pop::empty;
+            if (t < h || t - h > cap) {
+                why = "ring indices out of range (head " + std::to_string(h) + ", tail " + std::to_string(t) + ")";
+                return Pop::bad;
+            }
+            const u64 e = ring[h % cap].load(std::memory_order_relaxed);
+            if (!s.head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+            if (e >= v.geo.chunk_total) {
+                why = "a queue entry names chunk " + std::to_string(e) + " of " + std::to_string(v.geo.chunk_total);
+                return Pop::bad;
+            }
+            ChunkDesc& d = v.desc(e);
+            const u64 size = d.size.load(std::memory_order_relaxed);
+            const u64 room = v.geo.classes[v.geo.class_of(e)].chunk_size;
+            if (size < 8 || size > room || (d.owners.load(std::memory_order_relaxed) & l.bit) == 0) {
+                d.owners.fetch_and(~l.bit, std::memory_order_acq_rel);
+                why = "chunk " + std::to_string(e) + " says " + std::to_string(size) + " bytes in " + std::to_string(room) +
+                      (size < 8 || size > room ? "" : ", and is not ours");
+                return Pop::bad;
+            }
+            chunk = e;
+            return Pop::got;
+        }
+        return Pop::empty;  // contended with the publisher taking entries back: look again later
+    }
+
+    // Makes a Frame of a taken chunk: in place, or copied when this process
+    // already holds its share of the chunk's class. False: dropped (why set if the link is bad).
+    bool deliver(Link& l, u64 c, Frame& out, std::string& why) {
+        const View& v = l.view;
+        const std::size_t k = v.geo.class_of(c);
+        const std::size_t size = v.desc(c).size.load(std::memory_order_relaxed);
+        const std::uint8_t* data = v.payload(c);
+        if (size > max_frame_) {
+            v.desc(c).owners.fetch_and(~l.bit, std::memory_order_acq_rel);
+            ++oversized_;
+            return false;
+        }
+        if (l.local[c].load(std::memory_order_acquire) != 0) {
+            why = "chunk " + std::to_string(c) + " was queued again while this subscriber still holds it";
+            return false;
+        }
+        if (l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k]) {
+            Bytes bytes = std::make_shared<const std::vector<std::uint8_t>>(data, data + size);
+            v.desc(c).owners.fetch_and(~l.bit, std::memory_order_acq_rel);
+            ++copied_;
+            out = Frame::adopt(std::move(bytes), heap_frame_ops);
+            return true;
+        }
+        l.local[c].store(1, std::memory_order_relaxed);
+        l.held[k].fetch_add(1, std::memory_order_relaxed);
+        l.refs.fetch_add(1, std::memory_order_relaxed);
+        out = Frame::adopt(ChunkHandle{&l, data, size, c}, chunk_frame_ops);
+        return true;
+    }
+
+    shm::Config config_;
+    PortNotices notices_;
+    std::chrono::microseconds spin_;
+    std::size_t max_frame_;
+    std::uint32_t pid_ = 0;
+    u64 start_ = 0, ns_ = 0, nonce_ = 0;
+    std::unique_ptr<shm::Doorbell> bell_;
+    std::vector<Link*> links_;
+    std::vector<Interest> interests_;
+    std::size_t next_ = 0;
+    bool check_due_ = true;
+    bool bytes_possible_ = false;
+    u64 next_size_check_ = 0, next_live_check_ = 0;
+    u64 links_dropped_ = 0, corrupt_ = 0, copied_ = 0, oversized_ = 0;
+};
+
+class ShmTransport final : public Transport {
+public:
+    explicit ShmTransport(shm::Config config) : config_(std::move(config)) {}
+    std::vector<std::string> schemes() const override { return {"shm"}; }
+    std::unique_ptr<OutPort> open_out(const PortOptions& o) override { return std::make_unique<ShmOutPort>(config_, o); }
+    std::unique_ptr<InPort> open_in(const PortOptions& o) override { return std::make_unique<ShmInPort>(config_, o); }
+
+private:
+    shm::Config config_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_shm_transport(shm::Config config) { return std::make_unique<ShmTransport>(std::move(config)); }
+
+bool shm_out_info(OutPort& port, ShmOutInfo& out) {
+    auto* p = dynamic_cast<ShmOutPort*>(&port);
+    if (!p) return false;
+    p->info(out);
+    return true;
+}
+
+bool shm_in_info(InPort& port, ShmInInfo& out) {
+    auto* p = dynamic_cast<ShmInPort*>(&port);
+    if (!p) return false;
+    p->info(out);
+    return true;
+}
+
+}  // namespace gecko::detail

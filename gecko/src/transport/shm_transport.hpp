@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The same-host shared-memory transport (shm://<segment>). A node's OutPort
+// owns one segment in /dev/shm (shm_segment.hpp): a pool of chunks in a few
+// size classes and one slot per subscribing InPort, each with a bounded ring
+// of chunk indices and the subscriber's interests. send() copies a frame once
+// into a chunk and queues its index in the ring of every subscriber whose
+// interests match; a subscriber takes it as a Frame that points into the
+// mapping (zero copy) until the Frame is destroyed. A full ring loses its
+// oldest entry (counted); an exhausted pool takes back the oldest queued
+// frames (counted): the publisher never blocks and never grows memory.
+// Wake-ups are FIFO doorbells (shm_doorbell.hpp), rung only for a subscriber
+// that said it sleeps. Each side checks that the other is alive; a killed
+// subscriber's chunks come back, a dead, closed, corrupt or truncated
+// publisher's link is dropped with a notice (PortOptions::notice).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transport/shm_segment.hpp"
+#include "transport/transport.hpp"
+
+namespace gecko::detail {
+
+std::unique_ptr<Transport> make_shm_transport(shm::Config config = {});
+
+/// What an shm OutPort tells about itself (tests, diagnostics).
+struct ShmOutInfo {
+    std::string name;              ///< the segment's file name in the directory
+    std::size_t chunks = 0;        ///< chunks in the pool
+    std::size_t chunks_free = 0;   ///< chunks nobody holds
+    std::size_t subscribers = 0;   ///< slots in use
+    std::uint64_t dropped = 0;     ///< frames subscribers lost (ring full, pool exhausted, too large)
+    std::uint64_t reclaimed = 0;   ///< slots taken back from dead subscribers
+    std::uint64_t corrupt = 0;     ///< slots freed because what their subscriber wrote made no sense
+    std::vector<std::string> notices;  ///< the last few notices
+};
+/// False if `port` is not an shm OutPort.
+bool shm_out_info(OutPort& port, ShmOutInfo& out);
+
+/// What an shm InPort tells about itself.
+struct ShmInInfo {
+    std::size_t links = 0;              ///< publishers connected
+    std::uint64_t links_dropped = 0;    ///< links dropped: publisher closed or dead, segment corrupt or truncated
+    std::uint64_t corrupt = 0;          ///< of those, for a corrupt or truncated segment
+    std::uint64_t copied = 0;           ///< frames copied out because too many chunks were held
+    std::uint64_t oversized = 0;        ///< frames above max_message_size, dropped
+    std::vector<std::pair<const std::uint8_t*, std::size_t>> mappings;  ///< each link's mapping
+    std::vector<std::string> notices;   ///< the last few notices
+};
+/// False if `port` is not an shm InPort.
+bool shm_in_info(InPort& port, ShmInInfo& out);
+
+}  // namespace gecko::detail
