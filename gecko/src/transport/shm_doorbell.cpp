@@ -37,7 +37,10 @@ void Doorbell::drain() noexcept {
 }
 
 int open_bell(const std::string& path) noexcept {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    // Read-write, not write-only: the ringer is then a reader too, so a write
+    // after the owner closed its end neither raises SIGPIPE nor fails with
+    // EPIPE (bytes pile up to the FIFO's capacity, then EAGAIN: harmless).
+    const int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return -1;
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
