@@ -281,9 +281,13 @@ public:
     }
 
     ~ShmOutPort() override {
-        Header& h = view_.header();
-        h.closed.store(1, std::memory_order_release);
-        h.changes.fetch_add(1, std::memory_order_acq_rel);
+        // Not into a segment someone truncated (the writes would fault).
+        struct stat st {};
+        if (::fstat(map_.fd, &st) == 0 && static_cast<u64>(st.st_size) >= view_.geo.total) {
+            Header& h = view_.header();
+            h.closed.store(1, std::memory_order_release);
+            h.changes.fetch_add(1, std::memory_order_acq_rel);
+        }
         // Every subscriber wakes up and sees `closed` (it unmaps when its Frames are gone).
         for (auto& p : peers_) {
             shm::ring(p.bell);
@@ -299,6 +303,7 @@ public:
         if (closed_ || size < 8) return SendResult{false, 0};
         if (view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
         if ((++sends_ & 63u) == 0) housekeeping();
+        if (closed_) return SendResult{false, 0};
         const wire::Channel channel = wire::load_channel(frame.data());
         u64 targets = 0;
         for (std::size_t i : active_)
@@ -311,7 +316,7 @@ public:
             if ((targets & bit(i)) && ring_full(i) && !alive_now(i)) dead |= bit(i);
         if (dead != 0) {
             for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
-                if (dead & bit(i)) reclaim(i, "its subscriber died");
+                if (dead & bit(i)) reclaim(i, "its subscriber died", true);
             targets &= ~dead;
             if (targets == 0) return result;
         }
@@ -347,7 +352,7 @@ public:
     bool events_pending() override {
         if (closed_) return !events_.empty();
         housekeeping();
-        if (view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
+        if (!closed_ && view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
         return !events_.empty();
     }
 
@@ -355,6 +360,9 @@ public:
 
     void info(ShmOutInfo& out) {
         out.name = name_;
+        out.notices = notices_.lines();
+        out.closed = !intact();
+        if (out.closed) return;
         out.chunks = view_.geo.chunk_total;
         out.chunks_free = 0;
         for (u64 c = 0; c < view_.geo.chunk_total; ++c)
@@ -365,7 +373,6 @@ public:
         out.dropped = dropped_;
         out.reclaimed = reclaimed_;
         out.corrupt = corrupt_;
-        out.notices = notices_.lines();
     }
 
 private:
@@ -510,11 +517,12 @@ private:
     }
 
     // Frees slot i whatever its subscriber did: every chunk it held comes back.
-    void reclaim(std::size_t i, const char* why) {
+    void reclaim(std::size_t i, const char* why, bool dead = false) {
         SlotHead& s = view_.slot(i);
         Peer& p = peers_[i];
         const u64 word = s.state.load(std::memory_order_acquire);
         leave_all(p);
+        if (dead) ::unlink(bell_path(i).c_str());  // its doorbell: nobody else will remove it
         const u64 b = bit(i);
         for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
             auto& owners = view_.desc(c).owners;
@@ -576,8 +584,24 @@ private:
         return peers_[i].tail - view_.slot(i).head.load(std::memory_order_relaxed) >= view_.geo.ring_capacity;
     }
 
+    // Whether the segment still has its size. Someone else (same user) cutting
+    // it short would make our next write fault: checked whenever the slots are
+    // re-read (a subscriber changed something) and at every housekeeping, not
+    // on every send (a system call). Truncated: the port closes.
+    bool intact() {
+        if (closed_) return false;
+        struct stat st {};
+        if (::fstat(map_.fd, &st) != 0 || static_cast<u64>(st.st_size) >= view_.geo.total) return true;
+        closed_ = true;
+        notices_.add(LogLevel::error, "shm segment truncated",
+                     "shared memory " + name_ + " was truncated to " + std::to_string(st.st_size) + " bytes by someone " +
+                         "else: this port sends nothing more over shared memory");
+        return false;
+    }
+
     // Reads every slot's state; with `liveness`, also checks that its process runs.
     void refresh(bool liveness) {
+        if (!intact()) return;
         seen_changes_ = view_.header().changes.load(std::memory_order_acquire);
         const u64 now = liveness ? shm::monotonic_ns() : 0;
         for (std::size_t i = 0; i < view_.geo.slot_count; ++i) {
@@ -593,7 +617,7 @@ private:
                     }
                     break;
                 case shm::slot_claiming:
-                    if (liveness && !alive(i, now)) reclaim(i, "its subscriber died while connecting");
+                    if (liveness && !alive(i, now)) reclaim(i, "its subscriber died while connecting", true);
                     break;
                 case shm::slot_active:
                     if (p.word != word) {
@@ -603,7 +627,7 @@ private:
                         update_interests(i);
                     }
                     if (liveness && peers_[i].word != 0) {
-                        if (!alive(i, now)) reclaim(i, "its subscriber died");
+                        if (!alive(i, now)) reclaim(i, "its subscriber died", true);
                         else if (peers_[i].bell < 0) peers_[i].bell = shm::open_bell(bell_path(i));
                     }
                     break;
@@ -613,7 +637,7 @@ private:
                         steal_all(i);
                     }
                     p.word = word;
-                    if (liveness && !alive(i, now)) reclaim(i, "its subscriber died");
+                    if (liveness && !alive(i, now)) reclaim(i, "its subscriber died", true);
                     break;
                 case shm::slot_departed:
                     if (p.active) leave_all(p);
@@ -640,15 +664,8 @@ private:
         const u64 now = shm::monotonic_ns();
         if (now < next_housekeeping_) return;
         next_housekeeping_ = now + static_cast<u64>(config_.check_interval.count()) * ms_ns;
+        if (!intact()) return;
         view_.header().heartbeat_ns.store(now, std::memory_order_relaxed);
-        struct stat st {};
-        if (::fstat(map_.fd, &st) == 0 && static_cast<u64>(st.st_size) < view_.geo.total) {
-            closed_ = true;
-            notices_.add(LogLevel::error, "shm segment truncated",
-                         "shared memory " + name_ + " was truncated to " + std::to_string(st.st_size) + " bytes by someone " +
-                             "else: this port sends nothing more over shared memory");
-            return;
-        }
         refresh(true);
         for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
             if (!backed_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
@@ -1084,16 +1101,28 @@ public:
         }
         arm();
         if (ready_now()) return 1;
-        auto ms = timeout.count() <= 0 ? 0 : static_cast<long long>((timeout.count() + 999999) / 1000000);
-        if (!links_.empty()) ms = std::min<long long>(ms, config_.check_interval.count());  // look at the publishers now and then
-        pollfd p[3] = {{bell_->fd(), POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}};
         check_due_ = true;
-        if (::poll(p, 3, static_cast<int>(ms)) <= 0) return 0;
-        unsigned fired = 0;
-        for (unsigned i = 0; i < 3; ++i)
-            if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
-        if (fired & 1u) bell_->drain();
-        return fired;
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+            auto ms = left.count() <= 0 ? 0 : static_cast<long long>((left.count() + 999999) / 1000000);
+            // Look at the publishers now and then (a dead one never rings).
+            if (!links_.empty()) ms = std::min<long long>(ms, config_.check_interval.count());
+            pollfd p[3] = {{bell_->fd(), POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}};
+            const int n = ::poll(p, 3, static_cast<int>(ms));
+            if (n < 0) return 0;  // EINTR: the caller re-checks its state and deadline
+            if (n > 0) {
+                unsigned fired = 0;
+                for (unsigned i = 0; i < 3; ++i)
+                    if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
+                if (fired & 1u) bell_->drain();
+                return fired;
+            }
+            if (left.count() <= 0 || std::chrono::steady_clock::now() >= deadline) return 0;
+            check_links(false);
+            arm();
+            if (ready_now()) return 1;
+        }
     }
 
     int event_fd() const override { return bell_->fd(); }

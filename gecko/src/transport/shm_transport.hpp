@@ -36,6 +36,7 @@ struct ShmOutInfo {
     std::uint64_t dropped = 0;     ///< frames subscribers lost (ring full, pool exhausted, too large)
     std::uint64_t reclaimed = 0;   ///< slots taken back from dead subscribers
     std::uint64_t corrupt = 0;     ///< slots freed because what their subscriber wrote made no sense
+    bool closed = false;           ///< the segment was truncated by someone else: the port sends nothing
     std::vector<std::string> notices;  ///< the last few notices
 };
 /// False if `port` is not an shm OutPort.
