@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shm ports driven directly, in one process: what a node asks of them.
+
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "shm_support.hpp"
+
+using namespace std::chrono_literals;
+using namespace shmtest;
+
+namespace {
+
+struct Pair {
+    Dir dir;
+    shm::Config cfg;
+    std::unique_ptr<Transport> transport;
+    std::unique_ptr<OutPort> out;
+    std::unique_ptr<InPort> in;
+
+    explicit Pair(const std::function<void(shm::Config&)>& edit = {}, PortOptions o = options()) {
+        cfg = config(dir.path());
+        if (edit) edit(cfg);
+        transport = make_shm_transport(cfg);
+        out = transport->open_out(o);
+        in = transport->open_in(o);
+    }
+    Pair(const Pair&) = delete;
+    Pair& operator=(const Pair&) = delete;
+
+    std::string locator() const { return out->locators().front(); }
+    void connect() {
+        std::string why;
+        REQUIRE(in->connect(locator(), why));
+    }
+    std::vector<PortEvent> events() {
+        std::vector<PortEvent> v;
+        out->drain_events([&](const PortEvent& e) { v.push_back(e); });
+        return v;
+    }
+    ShmOutInfo out_info() {
+        ShmOutInfo i;
+        REQUIRE(shm_out_info(*out, i));
+        return i;
+    }
+    ShmInInfo in_info() {
+        ShmInInfo i;
+        REQUIRE(shm_in_info(*in, i));
+        return i;
+    }
+    bool inside_mapping(const std::uint8_t* p) {
+        for (const auto& [base, size] : in_info().mappings)
+            if (p >= base && p < base + size) return true;
+        return false;
+    }
+    std::vector<Frame> take_all() {
+        std::vector<Frame> v;
+        Frame f;
+        for (int budget = 10000; budget > 0 && in->take(f); --budget) v.push_back(std::move(f));
+        return v;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a frame sent on a subscribed channel is taken in place, others are not", "[shm][ports]") {
+    Pair p;
+    const auto a = channel("a"), b = channel("b");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    CHECK(p.locator().rfind("shm://gecko-", 0) == 0);
+    auto events = p.events();
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].joined);
+    CHECK(events[0].who.id == 1);
+    CHECK(events[0].who.channel == a);
+
+    auto fa = frame(a, 100, 0x42, 7);
+    auto fb = frame(b, 100, 0x43, 8);
+    const auto ra = p.out->send(fa);
+    const auto rb = p.out->send(fb);
+    CHECK(ra.sent);
+    CHECK(ra.dropped == 0);
+    CHECK(rb.sent);
+    CHECK(p.in->ready_now());
+    Frame f;
+    REQUIRE(p.in->take(f));
+    CHECK(f.size() == 100);
+    CHECK(wire::load_channel(f.data()) == a);
+    CHECK(counter_of(f.data()) == 7);
+    CHECK(f.data()[50] == 0x42);
+    CHECK(p.inside_mapping(f.data()));  // zero copy
+    CHECK_FALSE(p.in->take(f));
+    CHECK_FALSE(p.in->ready_now());
+
+    // A shared Frame keeps the chunk until both owners are gone.
+    REQUIRE(p.in->take(f) == false);
+    auto fa2 = frame(a, 100, 0x44, 9);
+    p.out->send(fa2);
+    REQUIRE(p.in->take(f));
+    Frame second = f.share();
+    REQUIRE_FALSE(second.empty());
+    CHECK(second.data() == f.data());
+    const auto total = p.out_info().chunks;
+    f.reset();
+    CHECK(p.out_info().chunks_free == total - 1);
+    second.reset();
+    CHECK(p.out_info().chunks_free == total);
+}
+
+TEST_CASE("a wildcard interest gets every channel of its key", "[shm][ports]") {
+    Pair p;
+    p.in->subscribe(interest(channel("x", "k"), 5, true));
+    p.connect();
+    p.events();
+    for (const auto& [topic, key] : std::vector<std::pair<std::string, std::string>>{{"x", "k"}, {"y", "k"}, {"x", "other"}}) {
+        auto f = frame(channel(topic, key), 64);
+        p.out->send(f);
+    }
+    auto frames = p.take_all();
+    REQUIRE(frames.size() == 2);
+    CHECK(wire::load_channel(frames[0].data()) == channel("x", "k"));
+    CHECK(wire::load_channel(frames[1].data()) == channel("y", "k"));
+}
+
+TEST_CASE("subscribers joining and leaving are reported with their announcements", "[shm][ports]") {
+    Pair p;
+    const auto a = channel("a"), b = channel("b");
+    p.connect();
+    CHECK(p.events().empty());  // connected, nothing subscribed
+    p.in->subscribe(interest(a, 1));
+    p.in->subscribe(Interest{channel("#directed"), false, {}});  // no announcement: no event
+    CHECK(p.out->events_pending());
+    auto ev = p.events();
+    REQUIRE(ev.size() == 1);
+    CHECK((ev[0].joined && ev[0].who.id == 1));
+    p.in->subscribe(interest(b, 2));
+    ev = p.events();
+    REQUIRE(ev.size() == 1);
+    CHECK((ev[0].joined && ev[0].who.id == 2 && ev[0].who.channel == b));
+    p.in->unsubscribe(interest(a, 1));
+    ev = p.events();
+    REQUIRE(ev.size() == 1);
+    CHECK((!ev[0].joined && ev[0].who.id == 1));
+    CHECK_FALSE(p.out->events_pending());
+
+    // The directed channel still delivers.
+    auto d = frame(channel("#directed"), 32);
+    p.out->send(d);
+    CHECK(p.take_all().size() == 1);
+
+    // Leaving reports what was still subscribed; the slot comes back.
+    p.in->disconnect(p.locator());
+    ev = p.events();
+    REQUIRE(ev.size() == 1);
+    CHECK((!ev[0].joined && ev[0].who.id == 2));
+    CHECK(p.out_info().subscribers == 0);
+
+    // A second InPort, destroyed: its leave is reported too.
+    auto other = p.transport->open_in(options());
+    other->subscribe(interest(a, 3));
+    std::string why;
+    REQUIRE(other->connect(p.locator(), why));
+    ev = p.events();
+    REQUIRE(ev.size() == 1);
+    CHECK((ev[0].joined && ev[0].who.id == 3));
+    other.reset();
+    ev = p.events();
+    REQUIRE(ev.size() == 1);
+    CHECK((!ev[0].joined && ev[0].who.id == 3));
+    CHECK(p.out_info().subscribers == 0);
+}
+
+TEST_CASE("a full ring loses its oldest frames, counted: sent = taken + dropped", "[shm][ports]") {
+    Pair p;  // rings of 8
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    std::size_t dropped = 0;
+    const std::uint32_t sent = 100;
+    for (std::uint32_t i = 1; i <= sent; ++i) {
+        auto f = frame(a, 64, 0, i);
+        const auto r = p.out->send(f);
+        CHECK(r.sent);
+        dropped += r.dropped;
+    }
+    auto frames = p.take_all();
+    CHECK(frames.size() + dropped == sent);
+    CHECK(frames.size() == 8);
+    // The newest survive, in order.
+    for (std::size_t k = 0; k < frames.size(); ++k) CHECK(counter_of(frames[k].data()) == sent - 7 + k);
+    CHECK(p.out_info().dropped == dropped);
+    frames.clear();
+    CHECK(p.out_info().chunks_free == p.out_info().chunks);
+}
+
+TEST_CASE("an exhausted pool takes back the oldest queued frames and never blocks", "[shm][ports]") {
+    // 16 small chunks, rings of 64: the pool runs out before the ring.
+    Pair p([](shm::Config& c) {
+        c.ring = 64;
+        c.classes = {{256, 16}, {4096, 4}};
+        c.huge_count = 0;
+        c.held_divisor = 1;
+    });
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    std::size_t dropped = 0;
+    for (std::uint32_t i = 1; i <= 40; ++i) {
+        auto f = frame(a, 100, 0, i);
+        dropped += p.out->send(f).dropped;
+    }
+    CHECK(dropped == 24);
+    auto frames = p.take_all();
+    REQUIRE(frames.size() == 16);
+    for (std::size_t k = 0; k < 16; ++k) CHECK(counter_of(frames[k].data()) == 25 + k);
+
+    // Every small chunk held as a Frame: the next frames go to the larger class...
+    for (std::uint32_t i = 41; i <= 44; ++i) {
+        auto f = frame(a, 100, 0, i);
+        CHECK(p.out->send(f).dropped == 0);
+    }
+    auto more = p.take_all();
+    REQUIRE(more.size() == 4);
+    CHECK(p.out_info().chunks_free == 0);
+    // ...and with everything held, a frame is dropped, counted, without blocking.
+    auto f = frame(a, 100, 0, 45);
+    const auto r = p.out->send(f);
+    CHECK(r.sent);
+    CHECK(r.dropped == 1);
+    Frame none;
+    CHECK_FALSE(p.in->take(none));
+    frames.clear();
+    more.clear();
+    CHECK(p.out_info().chunks_free == p.out_info().chunks);
+}
+
+TEST_CASE("past its share of held chunks, a subscriber gets copies and the chunks come back at once", "[shm][ports]") {
+    Pair p;  // 32 small chunks, held_divisor 2: 16 held in place at most
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    std::vector<Frame> held;
+    for (std::uint32_t i = 1; i <= 20; ++i) {
+        auto f = frame(a, 64, 0, i);
+        p.out->send(f);
+        Frame got;
+        REQUIRE(p.in->take(got));
+        CHECK(counter_of(got.data()) == i);
+        CHECK(p.inside_mapping(got.data()) == (i <= 16));
+        held.push_back(std::move(got));
+    }
+    CHECK(p.in_info().copied == 4);
+    CHECK(p.out_info().chunks_free == p.out_info().chunks - 16);
+    held.clear();
+    CHECK(p.out_info().chunks_free == p.out_info().chunks);
+}
+
+TEST_CASE("frames above the largest class go through the huge class; above max_message_size they are dropped", "[shm][ports]") {
+    Pair p({}, options(0x5eed, 100 << 10));  // largest class 4 KiB; huge chunks for 100 KiB frames
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    auto big = frame(a, 60 << 10, 0x77, 1);
+    const auto r = p.out->send(big);
+    CHECK(r.sent);
+    CHECK(r.dropped == 0);
+    Frame f;
+    REQUIRE(p.in->take(f));
+    REQUIRE(f.size() == (60u << 10));
+    CHECK(f.data()[(60 << 10) - 1] == 0x77);
+    CHECK(counter_of(f.data()) == 1);
+    CHECK(p.inside_mapping(f.data()));
+    // One huge chunk, held: the next huge frame is dropped (counted), not blocked on.
+    auto big2 = frame(a, 60 << 10, 0x78, 2);
+    CHECK(p.out->send(big2).dropped == 1);
+    f.reset();
+    auto big3 = frame(a, 60 << 10, 0x79, 3);
+    CHECK(p.out->send(big3).dropped == 0);
+    REQUIRE(p.in->take(f));
+    CHECK(counter_of(f.data()) == 3);
+    f.reset();
+    auto huge = frame(a, 200 << 10, 0x7a, 4);
+    CHECK(p.out->send(huge).dropped == 1);
+    CHECK_FALSE(p.in->take(f));
+    CHECK(p.out_info().chunks_free == p.out_info().chunks);
+}
+
+TEST_CASE("the doorbell: event_fd fires and wait() wakes when a frame arrives for a sleeping subscriber", "[shm][ports]") {
+    Pair p;
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    Frame f;
+    for (int round = 0; round < 3; ++round) {
+        CHECK_FALSE(p.in->take(f));  // empty: the subscriber armed its doorbell
+        pollfd before{p.in->event_fd(), POLLIN, 0};
+        CHECK(::poll(&before, 1, 0) == 0);
+        auto fa = frame(a, 64, 0, static_cast<std::uint32_t>(round));
+        p.out->send(fa);
+        pollfd after{p.in->event_fd(), POLLIN, 0};
+        CHECK(::poll(&after, 1, 1000) == 1);
+        REQUIRE(p.in->take(f));
+        f.reset();
+    }
+    // A thread blocked in wait() wakes up for a frame sent later (bounded).
+    CHECK_FALSE(p.in->take(f));
+    std::atomic<unsigned> fired{99};
+    std::chrono::steady_clock::duration took{};
+    std::thread waiter([&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        fired = p.in->wait(5s, {-1, -1});
+        took = std::chrono::steady_clock::now() - t0;
+    });
+    auto fa = frame(a, 64);
+    p.out->send(fa);
+    waiter.join();
+    CHECK((fired & 1u) == 1u);
+    CHECK(took < 2s);
+    REQUIRE(p.in->take(f));
+    f.reset();
+    // The other fds wake it too, and are reported as bits 1 and 2.
+    CHECK_FALSE(p.in->take(f));
+    const int efd = ::eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);
+    CHECK(p.in->wait(5s, {-1, efd}) == 4u);
+    ::close(efd);
+    // Nothing: a bounded wait times out.
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(p.in->wait(30ms, {-1, -1}) == 0u);
+    CHECK(std::chrono::steady_clock::now() - t0 >= 25ms);
+}
+
+TEST_CASE("with spin, a waiting subscriber busy-polls first and still blocks when nothing comes", "[shm][ports]") {
+    auto o = options();
+    o.spin = std::chrono::microseconds(500);
+    Pair p({}, o);
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    Frame f;
+    CHECK_FALSE(p.in->take(f));
+    std::atomic<unsigned> fired{99};
+    std::thread waiter([&] { fired = p.in->wait(5s, {-1, -1}); });
+    auto fa = frame(a, 64);
+    p.out->send(fa);
+    waiter.join();
+    CHECK((fired & 1u) == 1u);
+    REQUIRE(p.in->take(f));
+    f.reset();
+    CHECK_FALSE(p.in->take(f));
+    CHECK(p.in->wait(20ms, {-1, -1}) == 0u);
+    // After a spin that found a frame and a drain, the doorbell works again.
+    auto fb = frame(a, 64);
+    p.out->send(fb);
+    pollfd pf{p.in->event_fd(), POLLIN, 0};
+    CHECK(::poll(&pf, 1, 1000) == 1);
+}
+
+TEST_CASE("a clean close leaves nothing in the directory, and subscribers drop the link", "[shm][ports]") {
+    Pair p;
+    p.in->subscribe(interest(channel("a"), 1));
+    p.connect();
+    p.events();
+    CHECK(p.dir.entries().size() == 3);  // segment, its doorbell, the subscriber's doorbell
+    auto fa = frame(channel("a"), 64, 0x5a);
+    p.out->send(fa);
+    Frame f;
+    REQUIRE(p.in->take(f));
+    p.out.reset();
+    CHECK(p.dir.entries().size() == 1);  // the subscriber's doorbell
+    // The frame taken before stays readable; the link goes at the next look.
+    CHECK(f.data()[40] == 0x5a);
+    Frame g;
+    CHECK_FALSE(p.in->take(g));
+    CHECK_FALSE(p.in->take(g));
+    CHECK(p.in_info().links == 0);
+    CHECK(p.in_info().links_dropped == 1);
+    CHECK(p.in_info().corrupt == 0);
+    f.reset();
+    p.in.reset();
+    CHECK(p.dir.entries().empty());
+}
+
+TEST_CASE("connect refuses what is not a usable segment, with a reason", "[shm][ports]") {
+    Pair p;
+    std::string why;
+    CHECK_FALSE(p.in->connect("shm://gecko-nobody", why));
+    CHECK(why.find("no shared-memory segment") != std::string::npos);
+    CHECK_FALSE(p.in->connect("shm://../../etc/passwd", why));
+    CHECK(why.find("not a shared-memory segment name") != std::string::npos);
+    CHECK_FALSE(p.in->connect("ipc:///tmp/x", why));
+    // Four slots: the fifth subscriber is refused.
+    std::vector<std::unique_ptr<InPort>> ins;
+    for (int i = 0; i < 4; ++i) {
+        ins.push_back(p.transport->open_in(options()));
+        REQUIRE(ins.back()->connect(p.locator(), why));
+    }
+    CHECK_FALSE(p.in->connect(p.locator(), why));
+    CHECK(why.find("slots") != std::string::npos);
+    ins.pop_back();
+    p.events();  // the publisher frees the slot it left
+    CHECK(p.in->connect(p.locator(), why));
+}
