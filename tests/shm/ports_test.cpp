@@ -3,12 +3,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -415,4 +418,98 @@ TEST_CASE("connect refuses what is not a usable segment, with a reason", "[shm][
     ins.pop_back();
     p.events();  // the publisher frees the slot it left
     CHECK(p.in->connect(p.locator(), why));
+}
+
+TEST_CASE("a stale doorbell byte makes ready_now() say maybe once; take() clears it and arms again", "[shm][ports]") {
+    // What a node polling event_fd() directly needs: a publisher took our arm
+    // and rang after we had already taken its frame (emulated by hand here).
+    Pair p;
+    p.in->subscribe(interest(channel("a"), 1));
+    p.connect();
+    p.events();
+    Frame f;
+    CHECK_FALSE(p.in->take(f));  // armed
+    CHECK_FALSE(p.in->ready_now());
+    std::string fifo;
+    for (const auto& e : p.dir.entries())
+        if (e.rfind("gecko-in-", 0) == 0) fifo = p.dir.path() + "/" + e;
+    REQUIRE_FALSE(fifo.empty());
+    {
+        const int fd = ::open(p.locator().substr(6).insert(0, p.dir.path() + "/").c_str(), O_RDWR);
+        REQUIRE(fd >= 0);
+        shm::HeaderCopy h;
+        REQUIRE(shm::read_header(fd, h));
+        std::uint64_t zero = 0;
+        REQUIRE(::pwrite(fd, &zero, 8, static_cast<off_t>(h.slots_offset + offsetof(shm::SlotHead, armed))) == 8);
+        ::close(fd);
+        const int bell = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+        REQUIRE(bell >= 0);
+        REQUIRE(::write(bell, "x", 1) == 1);
+        ::close(bell);
+    }
+    pollfd pf{p.in->event_fd(), POLLIN, 0};
+    CHECK(::poll(&pf, 1, 0) == 1);
+    CHECK(p.in->ready_now());
+    CHECK_FALSE(p.in->take(f));
+    CHECK_FALSE(p.in->ready_now());
+    pf.revents = 0;
+    CHECK(::poll(&pf, 1, 0) == 0);
+    // And the next frame rings again.
+    auto fa = frame(channel("a"), 64);
+    p.out->send(fa);
+    CHECK(::poll(&pf, 1, 1000) == 1);
+}
+
+TEST_CASE("a publisher and a subscriber thread race on a small ring: every frame is taken or counted, in order", "[shm][ports][threads]") {
+    Pair p([](shm::Config& c) {
+        c.ring = 4;
+        c.classes = {{256, 12}, {4096, 4}};
+        c.huge_count = 0;
+        c.held_divisor = 4;  // 3 held in place, the rest copied
+    });
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    constexpr std::uint32_t sent = 30000;
+    std::atomic<bool> done{false};
+    std::uint64_t taken = 0, out_of_order = 0, damaged = 0;
+    std::thread subscriber([&] {
+        std::deque<Frame> kept;
+        std::uint32_t last = 0;
+        const auto until = std::chrono::steady_clock::now() + 20s;
+        while (last < sent && std::chrono::steady_clock::now() < until) {
+            Frame f;
+            if (!p.in->take(f)) {
+                p.in->wait(50ms, {-1, -1});
+                continue;
+            }
+            const std::uint32_t c = counter_of(f.data());
+            ++taken;
+            if (c <= last) ++out_of_order;
+            if (f.size() != 64 + c % 128 || f.data()[f.size() - 1] != static_cast<std::uint8_t>(c)) ++damaged;
+            last = c;
+            kept.push_back(std::move(f));
+            if (kept.size() > 5) kept.pop_front();
+        }
+        done = true;
+    });
+    std::uint64_t dropped = 0;
+    for (std::uint32_t i = 1; i <= sent; ++i) {
+        auto f = frame(a, 64 + i % 128, static_cast<std::uint8_t>(i), i);
+        dropped += p.out->send(f).dropped;
+        if (i % 1000 == 0) p.out->events_pending();
+    }
+    subscriber.join();
+    std::string notices;
+    for (const auto& n : p.in_info().notices) notices += "subscriber: " + n + "\n";
+    for (const auto& n : p.out_info().notices) notices += "publisher: " + n + "\n";
+    INFO(notices);
+    CHECK(done);
+    CHECK(out_of_order == 0);
+    CHECK(damaged == 0);
+    CHECK(taken + dropped == sent);
+    CHECK(taken > 0);
+    CHECK(p.in_info().links == 1);
+    CHECK(p.out_info().chunks_free == p.out_info().chunks);
 }

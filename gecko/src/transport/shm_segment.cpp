@@ -21,6 +21,23 @@ namespace gecko::detail::shm {
 namespace {
 
 static_assert(std::is_standard_layout_v<Header>, "the header is read field by field with offsetof");
+static_assert(std::is_standard_layout_v<SlotHead>);
+
+// The layout docs/PROTOCOL.md §7.1 gives another implementation.
+static_assert(offsetof(Header, magic) == 0 && offsetof(Header, version) == 8 && offsetof(Header, header_size) == 16 &&
+              offsetof(Header, total_size) == 24 && offsetof(Header, owner_pid) == 32 && offsetof(Header, owner_start) == 40 &&
+              offsetof(Header, owner_pidns) == 48 && offsetof(Header, owner_uid) == 56 && offsetof(Header, session) == 64 &&
+              offsetof(Header, slot_count) == 72 && offsetof(Header, slot_size) == 80 && offsetof(Header, slots_offset) == 88 &&
+              offsetof(Header, ring_capacity) == 96 && offsetof(Header, interest_words) == 104 &&
+              offsetof(Header, chunk_total) == 112 && offsetof(Header, desc_offset) == 120 &&
+              offsetof(Header, class_count) == 128 && offsetof(Header, classes) == 136 && sizeof(ClassInfo) == 32 &&
+              offsetof(Header, heartbeat_ns) == 448 && offsetof(Header, closed) == 456 && offsetof(Header, changes) == 464);
+static_assert(offsetof(SlotHead, state) == 0 && offsetof(SlotHead, start_time) == 8 && offsetof(SlotHead, pid_ns) == 16 &&
+              offsetof(SlotHead, bell) == 24 && offsetof(SlotHead, heartbeat_ns) == 32 &&
+              offsetof(SlotHead, interest_version) == 40 && offsetof(SlotHead, interest_used) == 48 &&
+              offsetof(SlotHead, flags) == 56 && offsetof(SlotHead, tail) == 64 && offsetof(SlotHead, dropped) == 72 &&
+              offsetof(SlotHead, head) == 128 && offsetof(SlotHead, armed) == 192 && Geometry::ring_offset() == 256);
+static_assert(offsetof(ChunkDesc, owners) == 0 && offsetof(ChunkDesc, size) == 8);
 
 constexpr u64 round_up(u64 v, u64 to) noexcept { return (v + to - 1) / to * to; }
 

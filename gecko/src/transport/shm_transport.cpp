@@ -1078,7 +1078,23 @@ public:
         return false;
     }
 
+    // Frames queued, or a doorbell byte that a take() must clear: a publisher
+    // took our arm (it rang, or is ringing) after we had already found its
+    // frame. Said "maybe" so that the node calls take(), which drains the FIFO
+    // and arms again; otherwise a node polling event_fd() directly would wake
+    // on that stale byte forever.
     bool ready_now() override {
+        if (bytes_possible_) return true;
+        for (Link* l : links_) {
+            const SlotHead& s = l->view.slot(l->slot);
+            if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire)) return true;
+            if (l->armed_by_us && s.armed.load(std::memory_order_relaxed) == 0) return true;
+        }
+        return false;
+    }
+
+    // Only the rings (wait() arms right after: the byte is cleared there).
+    bool frames_queued() const {
         for (Link* l : links_) {
             const SlotHead& s = l->view.slot(l->slot);
             if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire)) return true;
@@ -1087,20 +1103,20 @@ public:
     }
 
     unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) override {
-        if (ready_now()) return 1;
+        if (frames_queued()) return 1;
         check_links(false);
         if (spin_.count() > 0 && !links_.empty()) {
             // Busy-poll the rings for a while; no doorbell rung meanwhile.
             disarm();
             const auto until = std::chrono::steady_clock::now() + std::min<std::chrono::nanoseconds>(spin_, timeout);
             for (unsigned n = 0;; ++n) {
-                if (ready_now()) return 1;
+                if (frames_queued()) return 1;
                 cpu_relax();
                 if ((n & 63u) == 63u && std::chrono::steady_clock::now() >= until) break;
             }
         }
         arm();
-        if (ready_now()) return 1;
+        if (frames_queued()) return 1;
         check_due_ = true;
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         for (;;) {
@@ -1121,7 +1137,7 @@ public:
             if (left.count() <= 0 || std::chrono::steady_clock::now() >= deadline) return 0;
             check_links(false);
             arm();
-            if (ready_now()) return 1;
+            if (frames_queued()) return 1;
         }
     }
 
@@ -1298,6 +1314,17 @@ private:
         for (int attempt = 0; attempt < 64; ++attempt) {
             const u64 t = s.tail.load(std::memory_order_acquire);
             if (h == t) return Pop::empty;
+            // tail >= head and tail - head <= capacity hold at every instant;
+            // but `h` may be older than `t` (the publisher took entries back
+            // and queued more meanwhile): only a head unchanged around the
+            // read of the tail proves a violation.
+            if (t > h && t - h > cap) {
+                const u64 again = s.head.load(std::memory_order_acquire);
+                if (again != h) {
+                    h = again;
+                    continue;
+                }
+            }
             if (t < h || t - h > cap) {
                 why = "ring indices out of range (head " + std::to_string(h) + ", tail " + std::to_string(t) + ")";
                 return Pop::bad;
