@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -512,4 +513,69 @@ TEST_CASE("a publisher and a subscriber thread race on a small ring: every frame
     CHECK(taken > 0);
     CHECK(p.in_info().links == 1);
     CHECK(p.out_info().chunks_free == p.out_info().chunks);
+}
+
+TEST_CASE("an idle large chunk gives its memory back; an exact listen locator names the segment", "[shm][ports]") {
+    auto o = options(0x5eed, 200 << 10);
+    o.listen = {"shm://my-segment"};
+    Pair p([](shm::Config& c) { c.lazy_from = 64 << 10; }, o);  // the huge class (~200 KiB chunks) is lazy
+    CHECK(p.locator() == "shm://my-segment");
+    p.in->subscribe(interest(channel("a"), 1));
+    p.connect();
+    p.events();
+    const std::string path = p.dir.path() + "/my-segment";
+    auto blocks = [&] {
+        struct stat st {};
+        REQUIRE(::stat(path.c_str(), &st) == 0);
+        return static_cast<long long>(st.st_blocks) * 512;
+    };
+    const auto before = blocks();
+    auto big = frame(channel("a"), 150 << 10, 0x33);
+    p.out->send(big);
+    Frame f;
+    REQUIRE(p.in->take(f));
+    CHECK(blocks() >= before + (150 << 10));
+    f.reset();
+    // The publisher's housekeeping (every check_interval) punches the hole.
+    bool given_back = false;
+    for (const auto until = std::chrono::steady_clock::now() + 5s; !given_back && std::chrono::steady_clock::now() < until;) {
+        pollfd pf{p.out->event_fd(), POLLIN, 0};
+        ::poll(&pf, 1, 5);
+        p.out->events_pending();
+        given_back = blocks() < before + (150 << 10);
+    }
+    CHECK(given_back);
+    // And the chunk works again afterwards.
+    auto again = frame(channel("a"), 150 << 10, 0x34, 2);
+    p.out->send(again);
+    REQUIRE(p.in->take(f));
+    CHECK(f.data()[(150 << 10) - 1] == 0x34);
+}
+
+TEST_CASE("a subscriber in another pid namespace is judged by its lease, not its pid", "[shm][ports]") {
+    Pair p([](shm::Config& c) { c.lease = std::chrono::milliseconds(100); });
+    p.in->subscribe(interest(channel("a"), 1));
+    p.connect();
+    p.events();
+    // Pretend it runs in another pid namespace (its pid means nothing here), and stays silent.
+    {
+        const int fd = ::open((p.dir.path() + "/" + p.locator().substr(6)).c_str(), O_RDWR);
+        REQUIRE(fd >= 0);
+        shm::HeaderCopy h;
+        REQUIRE(shm::read_header(fd, h));
+        const std::uint64_t other_ns = 12345;
+        REQUIRE(::pwrite(fd, &other_ns, 8, static_cast<off_t>(h.slots_offset + offsetof(shm::SlotHead, pid_ns))) == 8);
+        ::close(fd);
+    }
+    bool reclaimed = false;
+    std::vector<PortEvent> events;
+    for (const auto until = std::chrono::steady_clock::now() + 5s; !reclaimed && std::chrono::steady_clock::now() < until;) {
+        pollfd pf{p.out->event_fd(), POLLIN, 0};
+        ::poll(&pf, 1, 5);
+        p.out->drain_events([&](const PortEvent& e) { events.push_back(e); });
+        reclaimed = p.out_info().subscribers == 0;
+    }
+    CHECK(reclaimed);
+    REQUIRE(events.size() == 1);
+    CHECK_FALSE(events[0].joined);
 }
