@@ -15,6 +15,7 @@
 using namespace std::chrono_literals;
 using gecko::test::Process;
 using gecko::test::SpawnOptions;
+using gecko::test::Stderr;
 using gecko::test::TempDir;
 
 namespace {
@@ -95,6 +96,38 @@ TEST_CASE("with geckocore, publisher and subscriber find each other in either st
         auto sub = node(with({"sub", "--count", "50"}, common), env);
         expect_in_order(sub, 50);
         CHECK(sub.wait(5s) == 0);
+    }
+}
+
+TEST_CASE("nodes on one host link over shared memory, and over ipc when the segment cannot be opened",
+          "[integration][discovery][shm]") {
+    const std::string key = "it-shm-" + std::to_string(::getpid());
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
+    TempDir ipc_dir;
+    SpawnOptions env = with_core(core, ipc_dir);
+    env.stderr_mode = Stderr::merge;  // the subscriber's log lines, with its output
+    auto pub = node({"pub", "--count", "400", "--wait-subs", "1", "--key", key}, env);
+    const auto ready = pub.wait_for_line("ready", 5s);
+    REQUIRE(ready);
+    const auto segment = gecko::test::endpoint_after(*ready, " shm://");
+    REQUIRE(segment);  // the publisher offers shared memory
+
+    SECTION("shared memory") {
+        auto sub = node({"sub", "--count", "400", "--key", key}, env);
+        expect_in_order(sub, 400);
+        CHECK(sub.wait(5s) == 0);
+        CHECK(sub.output().find("cannot use shm://") == std::string::npos);
+    }
+    SECTION("its segment is gone: ipc, said once") {
+        // As if it lived in another container: the name is not there to open.
+        REQUIRE(::unlink(("/dev/shm/" + *segment).c_str()) == 0);
+        auto sub = node({"sub", "--count", "400", "--key", key}, env);
+        expect_in_order(sub, 400);
+        CHECK(sub.wait(5s) == 0);
+        const auto out = sub.output();
+        INFO(out);
+        CHECK(out.find("cannot use shm://" + *segment) != std::string::npos);
+        CHECK(out.find("; using ipc://") != std::string::npos);
     }
 }
 

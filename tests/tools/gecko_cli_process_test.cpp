@@ -230,17 +230,17 @@ TEST_CASE("gecko nodes, info and list --json show the transport of each link", "
     while (!reported && std::chrono::steady_clock::now() < deadline) {
         nodes = k.gecko({"nodes"});
         for (const auto& line : nodes.lines)
-            reported = reported || (line.rfind("gecko_echo", 0) == 0 && contains(line, "imu_driver over ipc"));
+            reported = reported || (line.rfind("gecko_echo", 0) == 0 && contains(line, "imu_driver over shm"));
         if (!reported) std::this_thread::sleep_for(200ms);  // poll period of a bounded wait for the next report
     }
     INFO(nodes.out << nodes.err);
-    REQUIRE(reported);  // same host, another process: ipc
+    REQUIRE(reported);  // same host, another process: shared memory
     CHECK(contains(nodes.out, "RECEIVES FROM"));
 
     const auto info = k.gecko({"info", "imu"});
     INFO(info.out << info.err);
-    CHECK(contains(info.out, "from imu_driver over ipc"));
-    CHECK(contains(info.out, "over ipc"));
+    CHECK(contains(info.out, "from imu_driver over shm"));
+    CHECK(contains(info.out, "to gecko_echo over shm"));
 
     const auto json = k.gecko({"list", "--json"});
     REQUIRE(json.exit_code == 0);
@@ -248,7 +248,7 @@ TEST_CASE("gecko nodes, info and list --json show the transport of each link", "
     const auto parsed = nlohmann::json::parse(json.out);
     for (const auto& n : parsed.at("nodes"))
         for (const auto& l : n.at("links"))
-            listed = listed || (l.at("node") == "imu_driver" && l.at("transport") == "ipc");
+            listed = listed || (l.at("node") == "imu_driver" && l.at("transport") == "shm");
     CHECK(listed);
 }
 

@@ -431,7 +431,7 @@ TEST_CASE("pub/sub works between two nodes over tcp and ipc on loopback", "[pubs
     }
 }
 
-TEST_CASE("a node offers inproc, ipc and tcp by default, each on one socket for all its topics", "[pubsub][node]") {
+TEST_CASE("a node offers inproc, shm, ipc and tcp by default, each on one socket (one segment) for all its topics", "[pubsub][node]") {
     const gecko::test::TempDir dir;  // its ipc socket goes here, not into /tmp itself
     gecko::NodeOptions options;
     options.key = "unit";
@@ -442,10 +442,19 @@ TEST_CASE("a node offers inproc, ipc and tcp by default, each on one socket for 
     auto a = node.publisher<Int64>("a");
     auto b = node.publisher<Int64>("b");
     const auto locators = node.locators();
-    REQUIRE(locators.size() == 3);
-    CHECK(locators[0].rfind("inproc://", 0) == 0);
-    CHECK(locators[1].rfind("ipc://" + dir.path() + "/", 0) == 0);
-    CHECK(locators[2].rfind("tcp://", 0) == 0);
+    REQUIRE(locators.size() == 4);
+    CHECK(locators[0].rfind("shm://gecko-", 0) == 0);
+    CHECK(locators[1].rfind("inproc://", 0) == 0);
+    CHECK(locators[2].rfind("ipc://" + dir.path() + "/", 0) == 0);
+    CHECK(locators[3].rfind("tcp://", 0) == 0);
+
+    // GECKO_SHM=off (NodeOptions::shared_memory): no segment, nothing offered.
+    options.name = "no-shm";
+    options.shared_memory = gecko::NodeOptions::SharedMemory::off;
+    gecko::Node plain(options);
+    auto c = plain.publisher<Int64>("c");
+    for (const auto& l : plain.locators()) CHECK(l.rfind("shm://", 0) != 0);
+    CHECK(plain.locators().size() == 3);
 }
 
 TEST_CASE("a node without a key is refused with a clear message", "[node]") {

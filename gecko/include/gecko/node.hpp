@@ -61,9 +61,24 @@ struct NodeOptions {
     std::chrono::milliseconds lease{3000};  ///< how long the core keeps us without a heartbeat
 
     /// Where this node can be reached, by locator scheme: "inproc" (other nodes
-    /// of this process), "ipc" (this host), "tcp" (other hosts), "mem"
-    /// (in-process queues: deterministic tests). GECKO_TRANSPORTS=ipc,tcp.
-    std::vector<std::string> transports{"inproc", "ipc", "tcp"};
+    /// of this process), "shm" (shared memory: this host), "ipc" (this host),
+    /// "tcp" (other hosts), "mem" (in-process queues: deterministic tests).
+    /// GECKO_TRANSPORTS=ipc,tcp. Each pair of nodes uses the narrowest that
+    /// reaches: inproc, then shm, then ipc, then tcp.
+    std::vector<std::string> transports{"inproc", "shm", "ipc", "tcp"};
+
+    /// Shared memory between the nodes of one host (GECKO_SHM=auto|off|require).
+    enum class SharedMemory {
+        automatic,  ///< used where both nodes offer it and it opens; else ipc (said once in the log)
+        off,        ///< never: this node neither offers nor uses it
+        required,   ///< a node on this host is reached over shared memory or not at all (said in the log)
+    };
+    SharedMemory shared_memory = SharedMemory::automatic;
+    /// How long a thread waiting for a message over shared memory keeps
+    /// polling before it sleeps (GECKO_SPIN_US); 0 sleeps at once. A bounded
+    /// busy-wait: it wins a lockstep exchange when both sides are awake, at
+    /// the cost of a core while it lasts.
+    std::chrono::microseconds spin{0};
     /// Exact locators to bind instead (e.g. {"tcp://127.0.0.1:*"}; "*" port: any free one).
     std::vector<std::string> listen;
     /// Other nodes' locators to connect to from the start (with discovery off,
@@ -89,7 +104,7 @@ struct NodeOptions {
 
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
-    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS.
+    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SPIN_US.
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 

@@ -47,6 +47,7 @@ std::vector<wire::Channel> channels_of(const Sink& sink) {
 Inbound::Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::vector<std::string>> schemes,
                  Notices& notices, Reactor& reactor)
     : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor) {
+    fired_.assign(ports_.size(), false);
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
@@ -190,11 +191,15 @@ std::map<std::string, std::string> Inbound::links_in_use() const {
 bool Inbound::drain(bool fired) {
     bool any = false;
     std::int64_t now = 0;  // one clock read per drain: frames taken together share a receive time
-    for (auto& port : ports_) {
+    for (std::size_t i = 0; i < ports_.size(); ++i) {
+        InPort* port = ports_[i].get();
         // A port that found nothing last time and has not fired since is
         // skipped: a take() that fails costs ZeroMQ a system call. (The
-        // reactor's epoll saw the fd fire: `fired`, the port cannot know.)
-        if (!fired && !port->ready_now()) continue;
+        // reactor's epoll, or wait_ports' poll, saw the fd fire: `fired`,
+        // `fired_`; the port cannot know.)
+        const bool port_fired = fired || fired_[i];
+        fired_[i] = false;
+        if (!port_fired && !port->ready_now()) continue;
         Frame frame;
         for (int budget = drain_budget; budget > 0 && port->take(frame); --budget) {
             if (now == 0) now = now_ns();
@@ -284,15 +289,21 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
         woken = (ports_[0]->wait(timeout, {wake_fd_, shutdown_fd()}) & 2u) != 0;
     } else {
         for (auto& p : ports_)
-            if (p->ready_now()) return;
+            if (!p->prepare_wait()) return;
         // Every port was just drained (take() until false), so each event fd
         // fires again on the next arrival.
         std::vector<pollfd> fds;
         for (auto& p : ports_) fds.push_back(pollfd{p->event_fd(), POLLIN, 0});
         fds.push_back(pollfd{wake_fd_, POLLIN, 0});
         fds.push_back(pollfd{shutdown_fd(), POLLIN, 0});
-        const auto ms = static_cast<int>((timeout.count() + 999999) / 1000000);
-        if (::poll(fds.data(), fds.size(), ms) > 0) woken = (fds[ports_.size()].revents & POLLIN) != 0;
+        // At most 100 ms: ports that watch something outside their fd (a
+        // dropped ZeroMQ link) look at it in prepare_wait().
+        const auto ms = static_cast<int>(std::min<std::int64_t>((timeout.count() + 999999) / 1000000, 100));
+        if (::poll(fds.data(), fds.size(), ms) > 0) {
+            for (std::size_t i = 0; i < ports_.size(); ++i)
+                if (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) fired_[i] = true;
+            woken = (fds[ports_.size()].revents & POLLIN) != 0;
+        }
     }
     if (woken) consume(wake_fd_);
 }
@@ -339,17 +350,21 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
         }
         return now + std::chrono::milliseconds(10);
     }
+    bool again = false;
     {
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
             reactor_draining_ = true;
             apply_pending();
             if (drain(true)) delivered();
+            // The epoll below hears the next arrival only if each port was asked to say it.
+            for (auto& port : ports_)
+                if (!port->prepare_wait()) again = true;
             reactor_draining_ = false;
         }
     }
     set_reactor_watch(true);
-    return now + std::chrono::milliseconds(100);
+    return now + (again ? std::chrono::milliseconds(1) : std::chrono::milliseconds(100));
 }
 
 void Inbound::set_reactor_watch(bool watch) {

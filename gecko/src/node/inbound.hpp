@@ -101,6 +101,7 @@ private:
     InPort* port_for(const std::string& locator);
 
     std::vector<std::unique_ptr<InPort>> ports_;
+    std::vector<bool> fired_;  // io holder only: ports whose fd wait_ports saw fire (drain them)
     std::vector<std::vector<std::string>> schemes_;
     Notices& notices_;
     Reactor& reactor_;

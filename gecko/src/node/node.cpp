@@ -99,6 +99,20 @@ NodeOptions NodeOptions::from_env() {
     o.ipc_directory = env("GECKO_IPC_DIR").empty() ? "/tmp" : env("GECKO_IPC_DIR");
     o.tcp_address = env("GECKO_TCP_ADDRESS").empty() ? "0.0.0.0" : env("GECKO_TCP_ADDRESS");
     if (auto v = env("GECKO_TRANSPORTS"); !v.empty()) o.transports = split(checked("GECKO_TRANSPORTS", v, check_transports(v)));
+    if (auto v = env("GECKO_SHM"); !v.empty()) {
+        if (v == "auto") o.shared_memory = SharedMemory::automatic;
+        else if (v == "off" || v == "0") o.shared_memory = SharedMemory::off;
+        else if (v == "require") o.shared_memory = SharedMemory::required;
+        else checked("GECKO_SHM", v, "expected auto, off or require");
+    }
+    if (auto v = env("GECKO_SPIN_US"); !v.empty()) {
+        char* end = nullptr;
+        errno = 0;
+        const long long us = std::strtoll(v.c_str(), &end, 10);
+        if (errno != 0 || end == v.c_str() || *end != '\0' || us < 0 || us > 1000000)
+            checked("GECKO_SPIN_US", v, "expected microseconds, 0 to 1000000");
+        o.spin = std::chrono::microseconds(us);
+    }
     return o;
 }
 

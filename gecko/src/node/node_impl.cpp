@@ -55,6 +55,12 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.receive_queue = options_.receive_queue;
     po.max_message_size = options_.max_message_size;
     po.linger = options_.linger;
+    po.spin = options_.spin;
+    po.notice = [this](LogLevel level, const std::string& reason, const std::string& message) {
+        notices_.add(level, reason, message);  // queued: the reactor writes it, with no lock held
+    };
+    if (options_.shared_memory == NodeOptions::SharedMemory::off)
+        schemes.erase(std::remove(schemes.begin(), schemes.end(), "shm"), schemes.end());
 
     // One transport per registered kind this node offers a scheme of. With
     // nothing named (explicit peers only, say), the registry's network
@@ -247,7 +253,8 @@ void NodeImpl::on_peers(std::uint64_t entity, const std::vector<Peer>& peers) {
             continue;  // ourselves: the self-link made at start serves
         }
         Whereabouts there{p.host, p.host_id, p.pid, p.pid_ns};
-        const auto usable = usable_locators(p.locators, here_, there);
+        auto usable = usable_locators(p.locators, here_, there);
+        if (!restrict_to_shared_memory(usable, p, there)) continue;
         link.locator = usable.empty() ? std::string() : usable.front();
         if (link.locator.empty()) {
             notices_.add(LogLevel::warn, "no usable locator",
@@ -262,6 +269,36 @@ void NodeImpl::on_peers(std::uint64_t entity, const std::vector<Peer>& peers) {
         if (!sessions.count(session))
             if (auto l = links_.find(session); l != links_.end()) l->second.users.erase(entity);
     wanted = std::move(sessions);
+}
+
+bool NodeImpl::restrict_to_shared_memory(std::vector<std::string>& usable, const Peer& peer, const Whereabouts& there) {
+    using SharedMemory = NodeOptions::SharedMemory;
+    auto is_shm = [](const std::string& l) { return scheme_of(l) == "shm"; };
+    if (options_.shared_memory == SharedMemory::off) {
+        usable.erase(std::remove_if(usable.begin(), usable.end(), is_shm), usable.end());
+        return true;
+    }
+    if (options_.shared_memory != SharedMemory::required) return true;
+    const bool same_host = there.host_id.empty() ? there.host == here_.host : there.host_id == here_.host_id;
+    if (!same_host) return true;
+    // On this host: shared memory, or the same process's own transports (narrower still).
+    const bool same_process = there.pid == here_.pid && there.pid_namespace == here_.pid_namespace;
+    usable.erase(std::remove_if(usable.begin(), usable.end(),
+                                [&](const std::string& l) {
+                                    const auto kind = transport_for(scheme_of(l));
+                                    bool process_reach = false;
+                                    if (kind)
+                                        for (const auto& s : kind->schemes)
+                                            if (s.scheme == scheme_of(l)) process_reach = s.reach == Reach::process;
+                                    return !is_shm(l) && !(same_process && process_reach);
+                                }),
+                 usable.end());
+    if (!usable.empty()) return true;
+    notices_.add(LogLevel::error, "shared memory required",
+                 "node '" + peer.node + "' on this host offers no shared memory (its transports exclude shm, or it "
+                 "is a client that has none): shared memory is required here (GECKO_SHM=require), so this node "
+                 "does not link to it");
+    return false;
 }
 
 bool NodeImpl::heard_from(std::uint64_t session, std::chrono::milliseconds within) {

@@ -129,6 +129,8 @@ private:
 
     Reactor::Clock::time_point tick(Reactor::Clock::time_point now);  // the reactor's
     void on_peers(std::uint64_t entity, const std::vector<Peer>& peers);       // reactor
+    // Applies NodeOptions::shared_memory to a peer's usable locators; false: do not link to it.
+    bool restrict_to_shared_memory(std::vector<std::string>& usable, const Peer& peer, const Whereabouts& there);
     void prune_links(Reactor::Clock::time_point now);                           // reactor
     bool heard_from(std::uint64_t session, std::chrono::milliseconds within);   // reactor
     void report_stats(Reactor::Clock::time_point now);                          // reactor

@@ -52,9 +52,9 @@ SendResult Outbound::send(Buffer& frame) {
         Port& p = *ports_[i];
         std::lock_guard<std::mutex> lock(p.mutex);
         if (!p.port) continue;
-        // A port may take the buffer's memory: every port but the last gets a copy.
+        // A port may take the buffer's memory: every such port but the last gets a copy.
         SendResult r;
-        if (i + 1 < n) {
+        if (i + 1 < n && p.port->takes_memory()) {
             Buffer copy;
             copy.write(reinterpret_cast<const char*>(frame.data()), frame.size());
             r = p.port->send(copy);

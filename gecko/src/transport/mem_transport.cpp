@@ -82,6 +82,8 @@ public:
 
     std::vector<std::string> locators() const override { return {locator_}; }
 
+    bool takes_memory() const override { return false; }  // send() copies
+
     SendResult send(Buffer& frame) override {
         if (frame.size() < 8) return SendResult{false, 0};
         const wire::Channel channel = wire::load_channel(frame.data());

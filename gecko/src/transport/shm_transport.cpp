@@ -298,6 +298,8 @@ public:
 
     std::vector<std::string> locators() const override { return {locator_}; }
 
+    bool takes_memory() const override { return false; }  // send() copies
+
     SendResult send(Buffer& frame) override {
         const std::size_t size = frame.size();
         if (closed_ || size < 8) return SendResult{false, 0};
@@ -1143,6 +1145,14 @@ public:
 
     int event_fd() const override { return bell_->fd(); }
 
+    // The doorbell rings only for an armed subscriber: arm, then look once more.
+    bool prepare_wait() override {
+        if (frames_queued()) return false;
+        check_links(false);
+        arm();
+        return !frames_queued();
+    }
+
     void info(ShmInInfo& out) const {
         out.links = links_.size();
         out.links_dropped = links_dropped_;
@@ -1231,6 +1241,12 @@ private:
                 continue;
             }
             if (h.closed.load(std::memory_order_acquire)) {
+                // What it queued before closing is still ours to read (the
+                // mapping outlives the name): the link goes once it is empty.
+                SlotHead& s = l.view.slot(l.slot);
+                if (s.head.load(std::memory_order_acquire) != s.tail.load(std::memory_order_acquire)) {
+                    continue;
+                }
                 drop(k, LogLevel::info, "its publisher closed it", false, true);
                 continue;
             }

@@ -82,8 +82,13 @@ public:
     /// Where other nodes reach this port (wildcard ports resolved).
     virtual std::vector<std::string> locators() const = 0;
     /// Sends a complete frame (its first 8 bytes are its channel) to every
-    /// subscriber of that channel. May take `frame`'s memory (large frames).
+    /// subscriber of that channel. May take `frame`'s memory (large frames)
+    /// if takes_memory() says so.
     virtual SendResult send(Buffer& frame) = 0;
+    /// Whether send() may take the frame's memory; a port that copies what it
+    /// sends says false, and the node hands it the frame itself rather than
+    /// a copy made in case.
+    virtual bool takes_memory() const { return true; }
     /// Reports subscribers that joined or left since the last call.
     virtual void drain_events(FunctionRef<void(const PortEvent&)> on) = 0;
     /// True if drain_events() has something (cheap; no waiting).
@@ -115,8 +120,14 @@ public:
     /// bit 2 also[1]; 0 on timeout (spurious port wake-ups are allowed).
     virtual unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) = 0;
     /// A file descriptor that becomes readable when frames may be waiting
-    /// (edge-triggered: after it fires, take() until it returns false).
+    /// (edge-triggered: after it fires, take() until it returns false), once
+    /// prepare_wait() has asked for it.
     virtual int event_fd() const = 0;
+    /// For a caller that waits on event_fd() itself (several ports polled
+    /// together, the reactor's epoll) instead of calling wait(): makes the fd
+    /// fire on the next arrival (shared memory must ask its publishers to
+    /// ring). False if a frame may already be there: take() instead of waiting.
+    virtual bool prepare_wait() { return !ready_now(); }
 };
 
 class Transport {

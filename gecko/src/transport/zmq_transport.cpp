@@ -310,6 +310,19 @@ public:
 
     int event_fd() const override { return fd_; }
 
+    // Waited on with other ports: the monitor is not in that poll, so look at
+    // it here (the caller wakes at least every 100 ms to call this again).
+    bool prepare_wait() override {
+        if (monitor_fd_ >= 0) {
+            const auto now = std::chrono::steady_clock::now();
+            if (!dropped_.empty() || now - monitor_checked_ >= std::chrono::milliseconds(5)) {
+                monitor_checked_ = now;
+                reconnect_dropped();
+            }
+        }
+        return !ready_now();
+    }
+
 private:
     // Reads the monitor's events (never blocks) and connects again every
     // locator of ours whose link dropped for good. A link that dropped because
