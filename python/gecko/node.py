@@ -18,6 +18,7 @@ the thread of spin_in_background(), never on the reactor.
 """
 
 import collections
+import itertools
 import os
 import random
 import select
@@ -39,6 +40,7 @@ _NOBLOCK = int(zmq.NOBLOCK)
 _POLLIN = int(zmq.POLLIN)
 _zmq_poll = zmq.zmq_poll  # zmq_poll([(socket, POLLIN)], 0): ~0.7 us; getsockopt(ZMQ_EVENTS) ~1.6 us (an enum per call)
 _BATCH = range(4096)  # frames taken from the in-port per batch, at most
+_startswith = bytes.startswith
 
 _context = None
 _context_lock = threading.Lock()
@@ -242,37 +244,43 @@ class _Sink:
         self.fast_mvf = wire.magic_version_flags(accept_flags)  # offer_batch's fast path: exactly these flags
         self.answer_rejected = answer_rejected
         self.wildcard = wildcard
-        self.queue = collections.deque()
+        self.queue = collections.deque(maxlen=self.depth)  # keep-last-N: a full queue drops its oldest
         self.lock = threading.Lock()
         self.stats = SubscriberStats()
         self.publishers = {}  # sender -> [last_sequence, received]
+        self._queued = 0      # items _queue() added in the current offer_batch
 
     def offer(self, frame, receive_ns):
-        with self.lock:
-            return self._offer(frame, receive_ns)
+        self.offer_batch((frame,), receive_ns)
 
     def offer_batch(self, frames, receive_ns):
         """Queues the frames of one batch from the in-port (io held). The
-        common frame (this sink's kind and type, the next sequence of a known
-        publisher, uncompressed, not latched) takes the fast path: one header
-        unpack, counters summed per batch; any other goes through _offer."""
+        common frame (this sink's flags and type, the next sequence of a known
+        publisher) takes the fast path: one header unpack, counters summed
+        per batch; any other goes through _offer, the one-frame path with
+        every check and case. What the full queue (maxlen) dropped is counted
+        once at the end: before + queued - after."""
         q = self.queue
         append = q.append
-        depth = self.depth
         pubs = self.publishers
         want_hash = self.type_hash
         want_mvf = self.fast_mvf
         max_size = self.max_size
-        n_ok = n_bytes = overwritten = drops = 0
+        n_ok = n_bytes = drops = 0
         last_t = None
+        sender_p = p = None  # the last fast frame's publisher and its entry: a batch is mostly one publisher's
         with self.lock:
+            before = len(q)
+            self._queued = 0
             for f in frames:
                 size = len(f)
                 if size >= _HEADER_SIZE:
                     mvf, psize, seq, sender, t, th = _unpack_check(f)
                     if (mvf == want_mvf and psize == size - _HEADER_SIZE and psize <= max_size
                             and (th == want_hash or not want_hash)):
-                        p = pubs.get(sender)
+                        if sender != sender_p:
+                            p = pubs.get(sender)
+                            sender_p = sender
                         if p is not None:
                             last = p[0]
                             if last < seq <= last + _MAX_GAP:
@@ -282,19 +290,17 @@ class _Sink:
                                 n_ok += 1
                                 n_bytes += size
                                 last_t = t
-                                if len(q) >= depth:
-                                    q.popleft()
-                                    overwritten += 1
-                                append((f, receive_ns))
+                                append((f, receive_ns))  # maxlen: a full queue drops its oldest
                                 continue
                 self._offer(f, receive_ns)
+                sender_p = p = None  # _offer may have added or removed a publisher
+            s = self.stats
             if n_ok:
-                s = self.stats
                 s.received += n_ok
                 s.bytes += n_bytes
                 s.drops += drops
-                s.overwritten += overwritten
                 s.last_latency_ns = receive_ns - last_t
+            s.overwritten += before + n_ok + self._queued - len(q)
 
     def _offer(self, frame, receive_ns):
         """lock held: one frame, every check and case (C++ sink.cpp's order)."""
@@ -325,11 +331,9 @@ class _Sink:
         return True
 
     def _queue(self, item):
-        q = self.queue
-        if len(q) >= self.depth:
-            q.popleft()
-            self.stats.overwritten += 1
-        q.append(item)
+        """lock held, within offer_batch (which counts what maxlen drops)."""
+        self._queued += 1
+        self.queue.append(item)  # maxlen: a full queue drops its oldest
 
     def _accept(self, h, size, receive_ns):
         s = self.stats
@@ -1324,7 +1328,7 @@ class Node:
         now = time.time_ns()
         routes = self._routes
         first = frames[0][:8]
-        if len(first) == 8 and (len(frames) == 1 or all(f.startswith(first) for f in frames)):
+        if len(first) == 8 and (len(frames) == 1 or all(map(_startswith, frames, itertools.repeat(first)))):
             groups = ((first, frames),)
         else:
             by = {}
