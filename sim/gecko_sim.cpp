@@ -55,7 +55,9 @@ void declare(gecko::OptionParser& p, Args& a) {
                  a.control_types = split(v, ',');
                  return a.control_types.empty() ? std::string("needs at least one type") : std::string();
              });
-    p.integer("--watchdog-ms", a.watchdog_ms, 0, 3600 * 1000, "MS", "stop when no request comes for this long (0: never)");
+    p.integer("--watchdog-ms", a.watchdog_ms, 0, 3600 * 1000, "MS",
+              "once running, stop the actuators when no Control comes for this long; the next Control is "
+              "answered with an Error saying so, the one after starts the simulation again (default 1000, 0: never)");
     p.text("--sim", a.sim, "NAME", "the simulation's topic prefix (default: sim)",
            [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
     p.flag("--exit-on-error", a.exit_on_error, "exit when the controller reports an error");

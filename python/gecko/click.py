@@ -122,6 +122,9 @@ class Controller:
         self.id = controller_id or "%s-%s" % (node.name, uuid.uuid4().hex[:8])
         self._requests = node.publisher(self.topics[0], mc.Request)
         self._answers = node.subscriber(self.topics[1], mc.Answer, depth=1024)
+        # One Request for every exchange (its id and body change): no message built per step.
+        # answer_subscriber: while the simulation sees it connected, we are alive.
+        self._request = mc.Request(controller_id=self.id, answer_subscriber=self._answers.id)
         self._last_id = 0
         self._peer_seen = False
         self._path_ok = False
@@ -138,10 +141,14 @@ class Controller:
         self._last_id += 1
         rid = self._last_id
         body.request_id = rid
-        # answer_subscriber: while the simulation sees it connected, we are alive.
-        request = mc.Request(controller_id=self.id, request_id=rid, kind=kind, answer_subscriber=self._answers.id)
+        request = self._request
+        request.request_id = rid
+        request.kind = kind
         setattr(request, field, body)
-        payload = message.encode(request)
+        try:
+            payload = message.encode(request)
+        finally:
+            setattr(request, field, None)  # holds no caller's message between exchanges
         self._requests.publish_payload(payload)
         self.stats["requests"] += 1
         start = time.monotonic()

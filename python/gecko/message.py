@@ -196,6 +196,12 @@ class FieldType:
     def read(self, v):
         raise NotImplementedError
 
+    def fast(self, v):
+        """read() of the fast tree (see decode()): maps there are tuples
+        of (key, value) pairs; raises anything (_Bail, DecodeError) where
+        read() of the exact tree could do otherwise than return the same value."""
+        return self.read(v)
+
     def __repr__(self):
         return self.name
 
@@ -217,6 +223,8 @@ class _Bool(FieldType):
         if v.__class__ is not bool:
             _fail_type(v, "a bool")
         return v
+
+    fast = read
 
 
 class _Int(FieldType):
@@ -244,6 +252,8 @@ class _Int(FieldType):
             raise DecodeError("holds %d, out of range for %s" % (v, self.name))
         return v
 
+    fast = read
+
 
 class _Float(FieldType):
     def __init__(self, single):
@@ -263,6 +273,9 @@ class _Float(FieldType):
         if c is int:
             return float(v)
         _fail_type(v, "a number")
+
+    # an exact float as it is; anything else (an int too) goes the exact way, which judges it
+    fast = staticmethod(float.__float__)
 
 
 def _f32(v):
@@ -288,6 +301,8 @@ class _Str(FieldType):
             _fail_type(v, "a str")
         return v
 
+    fast = staticmethod(str.__str__)  # a str as it is; TypeError for anything else
+
 
 class _Bytes(FieldType):
     name = "bytes"
@@ -306,6 +321,8 @@ class _Bytes(FieldType):
         if v.__class__ is not bytes:
             _fail_type(v, "a bin")
         return v
+
+    fast = read
 
 
 BOOL = _Bool()
@@ -391,6 +408,13 @@ class List(FieldType):
                 return v
         return _read_elements(elem, v)
 
+    def fast(self, v):
+        if v.__class__ is not list:
+            raise _Bail
+        if not v:
+            return v
+        return list(map(self.elem.fast, v))  # C-level loop; elem.fast raises where it would not accept
+
 
 class Array(List):
     """An array of exactly `size` elements (C++ std::array)."""
@@ -413,6 +437,11 @@ class Array(List):
             raise DecodeError("is an array of %d elements, expected %d" % (len(v), self.size))
         return super().read(v)
 
+    def fast(self, v):
+        if v.__class__ is not list or len(v) != self.size:
+            raise _Bail
+        return List.fast(self, v)
+
 
 class ByteArray(_Bytes):
     """Exactly `size` bytes (C++ std::array<std::uint8_t, N>), a bin."""
@@ -429,6 +458,8 @@ class ByteArray(_Bytes):
         if len(v) != self.size:
             raise DecodeError("is a bin of %d bytes, expected %d" % (len(v), self.size))
         return v
+
+    fast = read
 
 
 class Optional(FieldType):
@@ -449,6 +480,9 @@ class Optional(FieldType):
 
     def read(self, v):
         return None if v is None else self.elem.read(v)
+
+    def fast(self, v):
+        return None if v is None else self.elem.fast(v)
 
 
 def _sort_key(k):
@@ -500,11 +534,21 @@ class Map(FieldType):
                 raise e.nest(_printable(k))
         return out
 
+    def fast(self, v):
+        if v.__class__ is not tuple:
+            raise _Bail
+        f = self.elem.fast
+        out = {_str_str(k): f(x) for k, x in v}  # TypeError for a key that is no str
+        if len(out) != len(v):
+            raise _Bail  # a key twice
+        return out
+
 
 class _MessageField(FieldType):
     def __init__(self, cls):
         self.cls = cls
         self.name = cls.__gecko_type__ or cls.__name__
+        self.fast = functools.partial(_fast_message, cls)  # one Python frame less per nested message
 
     def default(self):
         return self.cls()
@@ -525,6 +569,8 @@ class _EnumField(FieldType):
     def __init__(self, cls):
         self.cls = cls
         self.name = cls.__name__
+        # by name (as C++ writes enums); a number or an unknown name raises, and the exact way judges it
+        self.fast = cls.__gecko_by_name__.__getitem__
 
     def default(self):
         return next(iter(self.cls))
@@ -596,6 +642,7 @@ class Message:
     """Base of every message class made by define()."""
     __gecko_type__ = None
     __gecko_fields__ = ()
+    __gecko_fast__ = None
 
     def to_dict(self):
         return to_dict(self)
@@ -637,6 +684,12 @@ def define(type_name, fields, class_name=None, doc=None, module=None):
     if module:
         cls.__module__ = module
     cls.__gecko_defaults__ = None
+    cls.__gecko_fast__ = {name: ft.fast for name, ft, _ in specs}
+    # cls(**every field) only stores them (make_dataclass, no __post_init__): the
+    # fast decode may store them itself. Not inherited (a subclass may do more).
+    cls.__gecko_plain__ = True
+    if _schema_depth(_MessageField(cls)) > MAX_DEPTH:
+        cls.__gecko_fast__ = None
     return cls
 
 
@@ -695,12 +748,102 @@ def _read_message(cls, tree):
     return cls(**values)
 
 
+class _Bail(Exception):
+    """The fast decode met something only the exact one may judge."""
+
+
+_new = object.__new__
+_str_str = str.__str__
+
+
+def _fast_message(cls, v):
+    if v.__class__ is not tuple:
+        raise _Bail
+    readers = cls.__gecko_fast__
+    values = {}
+    for k, x in v:
+        r = readers.get(k)  # None for an unknown field (its depth is unchecked here) and a key that is no str
+        if r is None:
+            raise _Bail
+        values[k] = r(x)
+    n = len(values)
+    if n != len(v):
+        raise _Bail  # a key twice
+    if n == len(readers) and cls.__dict__.get("__gecko_plain__"):
+        # Every field given (as C++ writes them): what cls(**values) makes, without its __init__.
+        m = _new(cls)
+        m.__dict__ = values
+        return m
+    return cls(**values)
+
+
+def _schema_depth(ft, seen=()):
+    """How deep arrays and maps nest in a value of field type `ft`, at most."""
+    if isinstance(ft, _MessageField):
+        if ft.cls in seen:
+            return MAX_DEPTH + 1
+        return 1 + max([_schema_depth(f[1], seen + (ft.cls,)) for f in ft.cls.__gecko_fields__] or [0])
+    if isinstance(ft, (List, Map)):
+        return 1 + _schema_depth(ft.elem, seen)
+    if isinstance(ft, Optional):
+        return _schema_depth(ft.elem, seen)
+    return 0
+
+
+def _fast_tree(data):
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, unicode_errors="surrogateescape", timestamp=0,
+                           object_pairs_hook=tuple)
+
+
 def decode(cls, data):
-    """The message of type `cls` in `data`. Raises gecko.DecodeError."""
+    """The message of type `cls` in `data`. Raises gecko.DecodeError.
+
+    Two ways, one result: first msgpack's C unpacker with maps as tuples of
+    pairs (no Python call per map or array) read by the fields' fast();
+    anything that way does not accept as is (an unknown field, a duplicate
+    or non-str key, a type error, malformed input) is decoded again the exact
+    way (unpack() then read()), which gives the result or the error. A
+    schema that nests deeper than MAX_DEPTH is only decoded the exact way."""
+    if cls.__gecko_fast__ is not None:
+        try:
+            return _fast_message(cls, _fast_tree(data))
+        except Exception:
+            pass
     try:
         return _read_message(cls, unpack(data))
     except DecodeError as e:
         raise e.named(cls.__gecko_type__ or cls.__name__)
+
+
+def decoder(cls, offset=0):
+    """A function buffer -> message of `cls` decoded from buffer[offset:]:
+    the same result and errors as decode(cls, buffer[offset:]) (a
+    subscriber passes whole frames, offset 48: no payload copy first). A
+    type whose only field is a BYTES (gecko.msgs.Bytes) has a fast path: the
+    payload as C++ writes it, {key: bin 8}, is recognised by its bytes and
+    the bin sliced out, without building a msgpack tree; any other payload
+    takes decode()."""
+    fields = cls.__gecko_fields__
+    if len(fields) != 1 or fields[0][1].__class__ is not _Bytes or not cls.__dict__.get("__gecko_plain__"):
+        if not offset:
+            return functools.partial(decode, cls)
+        return lambda data: decode(cls, data[offset:])
+    prefix = cls.__gecko_map_header__ + fields[0][2]
+    head = prefix + b"\xc4"              # ... then bin 8: one length byte, the bytes
+    at_length = offset + len(head)       # where the length byte is
+    at_data = at_length + 1              # where the bytes start
+    name = fields[0][0]
+    new = object.__new__  # the instance cls(v) makes, without the dataclass __init__'s frame
+
+    def decode_bytes_message(data):
+        if data.__class__ is bytes and data.startswith(head, offset) and len(data) > at_length \
+                and data[at_length] == len(data) - at_data:
+            m = new(cls)
+            m.__dict__ = {name: data[at_data:]}
+            return m
+        return decode(cls, data[offset:] if offset else data)  # bin 16/32, a memoryview, or not this shape
+
+    return decode_bytes_message
 
 
 def from_tree(cls, tree):

@@ -66,7 +66,7 @@ class Server:
     def _dispatch(self, budget):
         n = 0
         while n < budget:
-            item = self.sink.pop()
+            item = self.sink.pop_full()
             if item is None:
                 break
             self._answer(item)
@@ -213,13 +213,13 @@ class Client:
             self.node._send(frame)
             sink = self.sink
             while True:
-                item = sink.pop()
+                item = sink.pop_full()
                 while item is not None:
                     h, body, _, receive_ns, size = item
                     if h.sequence == rid and h.sender_id == server:
                         self.slow.discard(server)
                         return self._reply(h, body, receive_ns, size, with_info)
-                    item = sink.pop()
+                    item = sink.pop_full()
                 if not self.node._wait(sink.__bool__, deadline):
                     if self.closed or self.node.closed:
                         raise Error("closed", "%s: its node was closed during the call" % self.what)

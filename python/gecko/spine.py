@@ -27,11 +27,11 @@ state it names; one caused by the spine's watchdog as WatchdogStop. Any other
 refusal is a plain gecko.Error (code "remote"). A reset from the
 simulation's side answers the next request with SimulationReset.
 
-Unlike Upkie's spine, the Click server starts the spine by itself on the
-first Control, also after its watchdog stopped it (the watchdog trips when no
-action comes for --watchdog-ms, 1000 ms by default in gecko-sim): an agent
-that pauses longer than that is not told today, its next step() restarts
-the spine from where the robot stood.
+The Click server starts the spine by itself on the first Control. When its
+watchdog stopped the spine (no action for --watchdog-ms, 1000 ms by default
+in gecko-sim), the next step() raises WatchdogStop and its action is not
+applied; the step() after it starts the spine again from where the robot
+stood (start() and reset() do too).
 """
 
 import re

@@ -41,6 +41,21 @@ FLAGS_KNOWN = 0x3F
 _HEADER = struct.Struct("<Q2sBBIQQqQ")
 assert _HEADER.size == HEADER_SIZE
 
+# The whole header in one call: (channel, magic, version, flags, payload_size,
+# sequence, sender_id, send_time_ns, type_hash) of a frame of >= 48 bytes.
+unpack_header = _HEADER.unpack_from
+
+# The receive path's check: the header without its channel (already routed),
+# magic, version and flags as one u32: (magic_version_flags, payload_size,
+# sequence, sender_id, send_time_ns, type_hash).
+_CHECK = struct.Struct("<8xIIQQqQ")
+unpack_check = _CHECK.unpack_from
+
+
+def magic_version_flags(flags):
+    """The u32 unpack_check gives for a frame of this version with `flags`."""
+    return int.from_bytes(MAGIC + bytes((FRAME_VERSION, flags)), "little")
+
 
 # ---- hashes ---------------------------------------------------------------------------
 
@@ -163,6 +178,13 @@ def parse_frame(data, max_payload):
         raise FrameError("truncated" if body_size < h.payload_size else "size_mismatch",
                          "%d payload bytes, the header says %d" % (body_size, h.payload_size), h)
     return h, memoryview(data)[HEADER_SIZE:]
+
+
+def header_of(data):
+    """The FrameHeader of a frame already checked by parse_frame (or the
+    receive path's equivalent fast check)."""
+    c, _, v, flags, psize, seq, sender, t, th = _HEADER.unpack_from(data)
+    return FrameHeader(c, v, flags, psize, seq, sender, t, th)
 
 
 def peek_sender(data):

@@ -608,12 +608,79 @@ TEST_CASE("the watchdog stops the actuators when a running simulation gets no Co
     CHECK(backend.stops > stops_before);
     CHECK(backend.steps == 1);
 
-    // Sensors can still be read; the next Control starts it again.
+    // Sensors can still be read; the next Control learns of the stop (an
+    // Error, nothing applied), the one after starts the simulation again.
     REQUIRE(ctl.sensors().is_sensor());
+    auto refused = ctl.step(arm_control(1.0, 1.0));
+    REQUIRE(refused.is_error());
+    CHECK(backend.steps == 1);
     auto r = ctl.step(arm_control(1.0, 1.0));
     REQUIRE(r.is_sensor());
     CHECK(backend.steps == 2);
     CHECK(rig.server->status().state == State::idle);
+}
+
+TEST_CASE("the first Control after a watchdog stop is answered with an Error that says so, and not applied",
+          "[lockstep][watchdog]") {
+    CountingBackend backend;
+    gecko::click::SimulationServerOptions options;
+    options.watchdog = 100ms;
+    Rig rig(backend, options);
+    auto ctl = rig.controller("silent");
+    ctl.handshake();
+    REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
+    REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == 1; }));
+    const int applies = backend.applies;
+
+    // In the spine's words (state, request, watchdog), then what it means for Click.
+    auto refused = ctl.step(arm_control(1.0, 0.0));
+    REQUIRE(refused.is_error());
+    const std::string& reason = refused.error().reason;
+    CHECK_THAT(reason, Catch::StartsWith("spine: request 'action' is invalid in state 'stop'"));
+    CHECK_THAT(reason, Catch::Contains("(the watchdog stopped the spine: no action for"));
+    CHECK_THAT(reason, Catch::Contains("watchdog: no Control from controller 'silent' within 100 ms; the simulation "
+                                       "stopped its actuators and did not apply this Control. The next Control "
+                                       "starts it again"));
+    CHECK(backend.applies == applies);
+    CHECK(backend.steps == 1);
+    auto status = rig.server->status();
+    CHECK(status.state == State::stop);
+    CHECK(status.refused_requests == 1);
+
+    // Sensors are still answered meanwhile, and do not count as being told.
+    REQUIRE(ctl.sensors().is_sensor());
+
+    // Told once: the next Control starts the spine again and steps once.
+    auto r = ctl.step(arm_control(1.0, 0.0));
+    REQUIRE(r.is_sensor());
+    CHECK(backend.steps == 2);
+    CHECK(rig.server->status().state == State::idle);
+    CHECK(rig.server->status().refused_requests == 1);
+}
+
+TEST_CASE("after a watchdog stop, a handshake or another controller starts without the refusal",
+          "[lockstep][watchdog]") {
+    CountingBackend backend;
+    gecko::click::SimulationServerOptions options;
+    options.watchdog = 100ms;
+    Rig rig(backend, options);
+    {
+        auto ctl = rig.controller("first");
+        ctl.handshake();
+        REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
+        REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == 1; }));
+        REQUIRE(ctl.sensors().is_sensor());
+        ctl.handshake();  // restarts knowingly: nothing pending any more
+        REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
+        CHECK(backend.steps == 2);
+        REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == 2; }));
+    }
+    // The watchdog freed the simulation; a controller that was not in charge is not refused.
+    auto other = rig.controller("second");
+    other.handshake();
+    REQUIRE(other.step(arm_control(1.0, 0.0)).is_sensor());
+    CHECK(backend.steps == 3);
+    CHECK(rig.server->status().refused_requests == 0);
 }
 
 TEST_CASE("a steady controller never trips the watchdog", "[lockstep][watchdog]") {

@@ -4,9 +4,8 @@ Click lockstep): a 200-step action/observation loop, reset, stop then start
 again, and how refusals surface. The spine's state-machine refusals are
 raised as SpineError / WatchdogStop; every reason format of
 gecko/spine/src/state_machine.cpp is checked, and a stand-in spine answers
-with them over real topics. gecko-sim itself lets none reach an agent today
-(it starts the spine on any Control, also after its watchdog): that case is
-an expected failure until it does."""
+with them over real topics; gecko-sim's watchdog stop reaches the agent as
+WatchdogStop."""
 
 import os
 import threading
@@ -153,15 +152,17 @@ def test_a_spine_refusal_over_the_topics(rig, reason, kind, state, refused):
         server.join(5)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,
-                   reason="gecko-sim (SimulationServer) restarts the spine on the next Control after its watchdog "
-                          "stopped it, and never tells the controller")
 def test_the_watchdog_stop_reaches_the_agent(rig):
     s = sim(rig, watchdog_ms=100)
     with gecko.spine.Agent(rig.node("agent"), "sim", connect_timeout=10.0) as agent:
         agent.start()
-        agent.step({"arm1": [0.1, 0.1, 0.1]})
+        before = agent.step({"arm1": [0.1, 0.1, 0.1]}).simulated_time
         eventually(lambda: any("watchdog:" in line for line in s.err), 10, "gecko-sim's watchdog")
+        assert agent.observe().simulated_time == before  # reading still works, nothing moved
         with pytest.raises(WatchdogStop) as e:
             agent.step({"arm1": [0.1, 0.1, 0.1]})
-        assert e.value.state == "stop"
+        assert (e.value.state, e.value.request) == ("stop", "action")
+        assert "no Control from controller" in e.value.reason and "The next Control starts it again" in e.value.reason
+        assert agent.observe().simulated_time == before  # the refused action was not applied
+        after = agent.step({"arm1": [0.1, 0.1, 0.1]})  # the next one starts the spine again and steps once
+        assert after.simulated_time == pytest.approx(before + agent.handshake.time_step)

@@ -6,6 +6,8 @@
 //   HandshakeInit -> (stop if idle) start            -> idle
 //   SensorRequest -> observation (in stop: read the sensors directly, nothing moves)
 //   Control       -> (start if in stop) action       -> Backend::apply + one Backend::step
+//                    (the first Control of the controller the watchdog stopped is refused instead,
+//                     in the spine's words: it learns of the stop; its next Control starts it)
 //   Reset         -> (stop if idle) start + reset    -> Backend::reset in the spine's reset state
 //   Error         -> stop (stop commands), the controller slot is freed
 // One spine cycle runs per step of that path; in stop every cycle sends stop
@@ -71,7 +73,9 @@ struct SimulationServer::Impl {
             logger.warn("watchdog: no Control from controller '" + owner + "' within " +
                         std::to_string(options.watchdog.count()) + " ms; actuators stopped (spine state '" +
                         spine::to_string(sm.state()) + "': " + sm.stop_cause() +
-                        "). The next Control starts the simulation again.");
+                        "). Its next Control is answered with an Error saying so; the one after starts the simulation "
+                        "again.");
+            watchdog_notice = owner;  // its next Control is refused, so that it learns of the stop
             owner.clear();  // a controller that went silent no longer holds the simulation
         }
         try {
@@ -275,6 +279,7 @@ struct SimulationServer::Impl {
         if (owner.empty()) {
             owner = r.controller_id;
             logger.info("controller '" + owner + "' drives simulation '" + name + "'");
+            if (watchdog_notice != owner) watchdog_notice.clear();  // another one drives: nobody to tell
         }
         owner_seen = now;
         owner_subscriber = r.answer_subscriber.value_or(0);
@@ -289,6 +294,7 @@ struct SimulationServer::Impl {
         switch (r.kind) {
             case RequestKind::handshake_init: {
                 if (!r.handshake_init) return error_answer(r, "HandshakeInit request without its message");
+                watchdog_notice.clear();  // a new session: the controller restarts knowingly
                 if (auto wrong = restart(false)) return error_answer(r, *wrong);
                 try {
                     description = backend.handshake();
@@ -318,8 +324,13 @@ struct SimulationServer::Impl {
             case RequestKind::control: {
                 if (!r.control) return error_answer(r, "Control request without its message");
                 if (auto wrong = check_control(description, *r.control)) return error_answer(r, *wrong);
+                if (sm.state() == spine::State::stop && !watchdog_notice.empty()) {
+                    watchdog_notice.clear();
+                    return watchdog_refusal(r);
+                }
                 if (sm.state() == spine::State::stop) {
-                    // The first Control (also without a handshake, as Click allows, or after the watchdog).
+                    // The first Control (also without a handshake, as Click allows, or the one after
+                    // the watchdog's refusal).
                     if (auto wrong = restart(false)) return error_answer(r, *wrong);
                 }
                 wire::assign(pending_control, *r.control);  // in place: its maps and vectors keep their memory step to step
@@ -336,6 +347,7 @@ struct SimulationServer::Impl {
                 }
             }
             case RequestKind::reset: {
+                watchdog_notice.clear();
                 if (auto wrong = restart(true)) return error_answer(r, *wrong);
                 if (!cycle_error.empty()) return error_answer(r, cycle_error);
                 return reset_answer(r);
@@ -347,6 +359,7 @@ struct SimulationServer::Impl {
                 if (sm.state() == spine::State::idle) run_request(spine::Request::stop);
                 running = false;
                 owner.clear();
+                watchdog_notice.clear();
                 try {
                     backend.ended(reason);
                 } catch (const std::exception& e) {
@@ -357,6 +370,24 @@ struct SimulationServer::Impl {
             }
         }
         return error_answer(r, "unknown request kind");
+    }
+
+    // The answer to the first Control of the controller in charge when the
+    // watchdog stopped the spine: an Error, nothing applied. Its reason is the
+    // spine's own refusal of an action in stop, which names the state and the
+    // watchdog (so a spine agent raises WatchdogStop, a Click controller gets
+    // a StepResult that is_error()), followed by what it means for Click.
+    Answer watchdog_refusal(const Request& r) {
+        auto a = run_request(spine::Request::action);  // refused in stop: nothing is applied
+        std::string reason = a.ok ? std::string("spine: request 'action' is invalid in state 'stop' (the watchdog "
+                                                "stopped the spine)")
+                                  : a.error;
+        reason += ". watchdog: no Control from controller '" + r.controller_id + "' within " +
+                  std::to_string(options.watchdog.count()) +
+                  " ms; the simulation stopped its actuators and did not apply this Control. The next Control starts "
+                  "it again";
+        logger.info("told controller '" + r.controller_id + "' that the watchdog stopped the simulation");
+        return error_answer(r, std::move(reason));
     }
 
     void remember(const Request& r, Answer&& a, Clock::time_point now) {
@@ -438,6 +469,7 @@ struct SimulationServer::Impl {
 
     std::map<std::string, Cached> cache;
     std::string owner;
+    std::string watchdog_notice;  // the controller the watchdog stopped, until its next Control learns of it
     Clock::time_point owner_seen;
     std::uint64_t owner_subscriber = 0;  // the owner's answer subscriber (0: not said)
     std::optional<Clock::time_point> last_stop_commands;  // paces stop cycles (stop_cycle_period)

@@ -47,7 +47,22 @@
 /// - Watchdog: once the simulation runs (a Control since the last handshake or
 ///   reset), if no Control comes within `watchdog`, the spine goes to stop,
 ///   Backend::stop_actuators() is called each cycle, a warning is logged and
-///   status() says so. The next Control starts it again.
+///   status() says so. The controller that was in charge learns of it from its
+///   next Control: that one is answered with an Error and not applied (nothing
+///   steps); the Control after it starts the simulation again. The Error's
+///   reason is the spine's own refusal of an action in stop, then what it
+///   means here:
+///   `spine: request 'action' is invalid in state 'stop': send 'start' first
+///   (the watchdog stopped the spine: no action for N cycles (M ms)). watchdog:
+///   no Control from controller 'ID' within W ms; the simulation stopped its
+///   actuators and did not apply this Control. The next Control starts it again`.
+///   Every spine refusal travels this way (an Error answer whose reason starts
+///   with `spine: request '<request>'` and names the state): a Click controller
+///   gets a StepResult that is_error() with that reason, Python's
+///   gecko.spine.Agent raises SpineError, or WatchdogStop when the reason names
+///   the watchdog. SensorRequests are answered meanwhile (reading moves
+///   nothing); a HandshakeInit, a Reset or an Error of that controller, or
+///   another controller taking over, drops the pending refusal.
 /// - Interrupt (gecko::ok() false, or shutdown()): the spine's shutdown sends
 ///   stop commands for `stop_cycles` cycles, then run() returns.
 

@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The subscriber's receive path in one process, fed frame by frame from a raw
+ZeroMQ PUB socket (inproc): the batch drain and its fast path keep every
+counter and case of the one-frame-at-a-time path (keep-last-N, drops, type
+mismatches, malformed, compressed, latched), receive_payload() gives the
+payload receive() decodes, and the Bytes fast decode agrees with decode()."""
+
+import itertools
+import zlib
+
+import pytest
+import zmq
+
+from conftest import eventually
+
+import gecko
+from gecko import wire
+from gecko.msgs import Bytes, Float64, String
+
+_ids = itertools.count()
+
+
+class Feed:
+    """A raw PUB socket the node links to; frame() builds gecko frames."""
+
+    def __init__(self, node, topic, type_name):
+        self.node = node
+        self.pub = gecko.node.context().socket(zmq.PUB)
+        self.pub.setsockopt(zmq.SNDHWM, 0)
+        self.endpoint = "inproc://test-receive-path-%d" % next(_ids)
+        self.pub.bind(self.endpoint)
+        node.connect(self.endpoint)
+        self.channel = wire.channel_of(node.key, topic)
+        self.type_hash = wire.type_hash(type_name)
+        self.sender = gecko.node.new_id()
+
+    def frame(self, payload, seq, flags=0, type_hash=None, sender=None, size=None):
+        if flags & wire.FLAG_COMPRESSED:
+            body = zlib.compress(payload)
+        else:
+            body = payload
+        return wire.encode_header(self.channel, flags, len(payload) if size is None else size, seq,
+                                  self.sender if sender is None else sender, gecko.now_ns() if hasattr(gecko, "now_ns")
+                                  else 0, self.type_hash if type_hash is None else type_hash) + body
+
+    def send(self, *frames):
+        for f in frames:
+            self.pub.send(f)
+
+    def close(self):
+        self.pub.close(0)
+
+
+@pytest.fixture
+def node():
+    with gecko.Node("recvpath%d" % next(_ids), "sub", discovery=False, transports=("inproc",)) as n:
+        yield n
+
+
+def linked(node, sub, feed, payload):
+    """Sends frames until the subscriber receives one (the link is up), returns the next sequence."""
+    seq = 1
+    while True:
+        feed.send(feed.frame(payload, seq))
+        seq += 1
+        if sub.receive(0.05) is not None:
+            return seq
+
+
+def test_keep_last_n_counts_what_a_batch_overwrites(node):
+    sub = node.subscriber("v", Float64, depth=3)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    seq = linked(node, sub, feed, gecko.encode(Float64(data=0.0)))
+    before = sub.stats()
+    feed.send(*[feed.frame(gecko.encode(Float64(data=float(i))), seq + i) for i in range(10)])
+    eventually(lambda: sub.stats().received == before.received + 10, 5, "the reactor's drain")
+    got = [sub.receive(0).data for _ in range(3)]
+    assert got == [7.0, 8.0, 9.0] and sub.receive(0) is None
+    s = sub.stats()
+    assert (s.overwritten - before.overwritten, s.drops, s.delivered - before.delivered) == (7, 0, 3)
+    feed.close()
+
+
+def test_drops_mismatches_and_malformed_are_counted_and_the_subscriber_goes_on(node):
+    sub = node.subscriber("v", Float64, depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = linked(node, sub, feed, payload)
+    feed.send(feed.frame(payload, seq + 5),                                   # 5 lost on the way
+              feed.frame(payload, seq + 6, type_hash=wire.type_hash("other.Type")),
+              feed.frame(payload, seq + 7)[:40],                              # cut short
+              feed.frame(payload, seq + 8, size=len(payload) + 1),           # size mismatch
+              feed.frame(b"\xc1", seq + 9),                                   # not msgpack
+              feed.frame(payload, seq + 10))
+    assert sub.receive(2.0).data == 1.5
+    assert sub.receive(2.0).data == 1.5
+    assert sub.receive(0.2) is None
+    s = sub.stats()
+    assert (s.drops, s.type_mismatches, s.malformed, s.decode_errors) == (5 + 2 + 1, 1, 2, 1)
+    assert s.delivered == s.received - s.decode_errors
+    feed.close()
+
+
+def test_compressed_and_latched_frames_take_the_full_path(node):
+    sub = node.subscriber("s", String, depth=64, with_info=True)
+    feed = Feed(node, "s", String.__gecko_type__)
+    seq = linked(node, sub, feed, gecko.encode(String(data="x")))
+    big = gecko.encode(String(data="y" * 5000))
+    feed.send(feed.frame(big, seq, flags=wire.FLAG_COMPRESSED),
+              feed.frame(gecko.encode(String(data="l")), seq + 1, flags=wire.FLAG_LATCHED),
+              feed.frame(big, seq + 2))
+    m, info = sub.receive(2.0)
+    assert m.data == "y" * 5000 and info.compressed and info.sequence == seq
+    m, info = sub.receive(2.0)
+    assert m.data == "l" and info.latched and not info.compressed
+    m, info = sub.receive(2.0)
+    assert m.data == "y" * 5000 and info.wire_size == wire.HEADER_SIZE + len(big)
+    assert info.publisher_id == feed.sender and info.topic == "s"
+    feed.close()
+
+
+def test_receive_payload_gives_what_receive_decodes(node):
+    sub = node.subscriber("b", Bytes, depth=64)
+    feed = Feed(node, "b", Bytes.__gecko_type__)
+    seq = linked(node, sub, feed, gecko.encode(Bytes(data=b"")))
+    payloads = [gecko.encode(Bytes(data=bytes(range(n % 256)) * (1 + n // 256))) for n in (0, 64, 255, 300, 70000)]
+    feed.send(*[feed.frame(p, seq + i) for i, p in enumerate(payloads)])
+    for p in payloads:
+        assert sub.receive_payload(2.0) == p
+    feed.send(*[feed.frame(p, seq + len(payloads) + i) for i, p in enumerate(payloads)])
+    for p in payloads:
+        assert sub.receive(2.0) == gecko.decode(Bytes, p)
+    feed.close()
+
+
+def test_two_subscribers_of_a_topic_and_a_callback(node):
+    a = node.subscriber("v", Float64, depth=64)
+    got = []
+    node.subscriber("v", Float64, callback=lambda m: got.append(m.data), depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    seq = linked(node, a, feed, gecko.encode(Float64(data=0.0)))
+    feed.send(*[feed.frame(gecko.encode(Float64(data=float(i))), seq + i) for i in range(5)])
+    assert [a.receive(2.0).data for _ in range(5)] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    eventually(lambda: node.spin_once(0.05) >= 0 and got[-5:] == [0.0, 1.0, 2.0, 3.0, 4.0], 5, "the callback")
+    feed.close()
+
+
+@pytest.mark.parametrize("payload", [
+    b"\x81\xa4data\xc4\x03abc",          # as C++ writes it
+    b"\x81\xa4data\xc5\x00\x03abc",      # bin 16 for a short one: valid, the slow way
+    b"\x81\xa4data\xc4\x04abc",          # cut short
+    b"\x81\xa4data\xc4\x02abc",          # trailing byte
+    b"\x81\xa4data\xa3abc",              # a str, not a bin
+    b"\x82\xa4data\xc4\x01a\xa4data\xc4\x01b",  # a key twice
+    b"\x81\xa4datb\xc4\x01a",            # an unknown field
+])
+def test_the_bytes_fast_decode_agrees_with_decode(payload):
+    fast = gecko.message.decoder(Bytes)
+    framed = gecko.message.decoder(Bytes, 48)
+
+    def outcome(f, data):
+        try:
+            return f(data)
+        except gecko.DecodeError as e:
+            return str(e)
+    exact = outcome(lambda d: gecko.decode(Bytes, d), payload)
+    assert outcome(fast, payload) == exact
+    assert outcome(framed, bytes(48) + payload) == exact
