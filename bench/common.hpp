@@ -152,5 +152,8 @@ void run_latency(const Options& options);
 void run_throughput(const Options& options);
 void run_codec(const Options& options);
 void run_session(const Options& options);
+/// The iceoryx peer process's ends of the latency and throughput runs (bench/iceoryx.hpp).
+void latency_iceoryx_peer(const PipeMsg& command, Child& self);
+void throughput_iceoryx_peer(const PipeMsg& command, Child& self);
 
 }  // namespace bench
