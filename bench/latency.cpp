@@ -320,12 +320,10 @@ void run_latency(const Options& options) {
         "RawPublisher/RawSubscriber. " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
-    if (!iceoryx::available()) {
-        std::cout << (options.markdown ? "" : "  ") << iceoryx::absent() << "\n\n" << std::flush;
-        return;
-    }
-    if (!options.ipc) {
-        std::cout << (options.markdown ? "" : "  ") << "iceoryx: runs with the ipc rows only (--transport tcp)\n\n"
+    if (!options.ipc || !iceoryx::available()) {
+        std::cout << (options.markdown ? "" : "  ")
+                  << (options.ipc ? iceoryx::absent() : "iceoryx: runs with the ipc rows only (--transport tcp)")
+                  << "\n\n"
                   << std::flush;
         return;
     }

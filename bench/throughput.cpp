@@ -300,9 +300,9 @@ void run_throughput(const Options& options) {
         " (raw RCVHWM = gecko receive_queue), gecko depth " + std::to_string(kDepth) + ". " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
-    if (!iceoryx::available() || !options.ipc) {
+    if (!options.ipc || !iceoryx::available()) {
         std::cout << (options.markdown ? "" : "  ")
-                  << (iceoryx::available() ? "iceoryx: runs with the ipc rows only (--transport tcp)" : iceoryx::absent())
+                  << (options.ipc ? iceoryx::absent() : "iceoryx: runs with the ipc rows only (--transport tcp)")
                   << "\n\n"
                   << std::flush;
         return;
