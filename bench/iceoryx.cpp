@@ -168,6 +168,13 @@ void forward(int sig) {
     while (::waitpid(benchmark, &status, 0) < 0 && errno == EINTR) {
     }
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    int early = 0;
+    if (::waitpid(roudi, &early, WNOHANG) == roudi) {
+        std::fprintf(stderr, "gecko bench: RouDi exited during the run (status %d), its output:%s\n", early, tail(log).c_str());
+        remove_leftovers();
+        ::unlink(config.c_str());
+        ::_exit(code == 0 ? 2 : code);
+    }
     // After a clean run every runtime has unregistered: RouDi may shut down cleanly. After a
     // failure some process was killed while registered, and RouDi's shutdown would abort on it
     // (it cannot signal it): kill RouDi outright then.
