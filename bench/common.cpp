@@ -34,13 +34,22 @@ const char* to_string(Impl impl) {
         case Impl::raw: return "raw";
         case Impl::gecko: return "gecko";
         case Impl::gecko_raw: return "gecko-raw-layer";
+        case Impl::iceoryx: return "iceoryx";
     }
     return "?";
 }
-const char* to_string(Transport t) { return t == Transport::ipc ? "ipc" : "tcp"; }
+const char* to_string(Transport t) {
+    switch (t) {
+        case Transport::ipc: return "ipc";
+        case Transport::tcp: return "tcp";
+        case Transport::shm: return "shm";
+    }
+    return "?";
+}
 
 std::string make_endpoint(Transport t, const std::string& what) {
     static int counter = 0;
+    if (t == Transport::shm) throw Stall("make_endpoint: shm links are named by bench::iceoryx::link_name");
     if (t == Transport::ipc) {
         return "ipc:///tmp/gecko-bench-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + what;
     }

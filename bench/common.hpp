@@ -41,9 +41,11 @@ struct Stall : std::runtime_error {
 };
 
 /// raw: ZeroMQ PUB/SUB; gecko: Publisher<Bytes>/Subscriber<Bytes>; gecko_raw: Gecko's untyped
-/// layer (RawPublisher/RawSubscriber, payload read in place: no decode copy), a diagnostic.
-enum class Impl { raw, gecko, gecko_raw };
-enum class Transport { ipc, tcp };
+/// layer (RawPublisher/RawSubscriber, payload read in place: no decode copy), a diagnostic;
+/// iceoryx: iceoryx 2.0 untyped publisher/subscriber over its shared memory (bench/iceoryx.hpp).
+enum class Impl { raw, gecko, gecko_raw, iceoryx };
+/// shm: iceoryx's shared memory (no endpoint of make_endpoint's).
+enum class Transport { ipc, tcp, shm };
 const char* to_string(Impl impl);
 const char* to_string(Transport t);
 
@@ -107,6 +109,14 @@ private:
 /// Kills every child still alive (used on the way out after a failure).
 void kill_children() noexcept;
 
+/// The stack that carries round trip `j` when `n` stacks take turns: the order
+/// rotates every cycle (0 1 2, 1 2 0, 2 0 1, ...) so that each stack follows
+/// each other one equally often. Every process of a run uses it.
+inline int rotating_stack(std::uint64_t j, int n) {
+    const auto u = static_cast<std::uint64_t>(n);
+    return static_cast<int>((j % u + j / u) % u);
+}
+
 // ---- statistics ----
 
 /// The p-th percentile (0..100) of `v` (sorted in place), nearest-rank.
@@ -142,5 +152,8 @@ void run_latency(const Options& options);
 void run_throughput(const Options& options);
 void run_codec(const Options& options);
 void run_session(const Options& options);
+/// The iceoryx peer process's ends of the latency and throughput runs (bench/iceoryx.hpp).
+void latency_iceoryx_peer(const PipeMsg& command, Child& self);
+void throughput_iceoryx_peer(const PipeMsg& command, Child& self);
 
 }  // namespace bench

@@ -7,8 +7,14 @@
 // On a shared or virtualised machine the latency regime drifts (other
 // loads, idle vCPUs that are slow to wake); interleaving per round trip
 // exposes the three stacks to the same drift, which back-to-back runs do not.
+//
+// With iceoryx (bench/iceoryx.hpp), the ipc runs have a fourth stack: iceoryx
+// between this process and the iceoryx peer process (which echoes, blocking
+// on a WaitSet), in the same rotation; the ponger process skips its turns.
 
 #include <sys/resource.h>
+
+#include <iostream>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +25,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "iceoryx.hpp"
 #include "sides.hpp"
 
 namespace bench {
@@ -29,8 +36,10 @@ constexpr std::uint64_t kProbeBit = std::uint64_t{1} << 62;
 constexpr std::uint32_t kStart = 100;  // parent → child: probing is over, lockstep begins
 constexpr milliseconds kSetupTimeout{10000};
 constexpr milliseconds kRoundTimeout{5000};  // a round trip slower than this is a stall
-constexpr int kImpls = 3;
-constexpr Impl kOrder[kImpls] = {Impl::raw, Impl::gecko, Impl::gecko_raw};
+constexpr std::uint32_t kEcho = iceoryx::kFirstCommand;  // parent → iceoryx peer: echo run a = id
+constexpr int kImpls = 4;  // at most: iceoryx (last) only in the ipc runs, when it runs
+constexpr Impl kOrder[kImpls] = {Impl::raw, Impl::gecko, Impl::gecko_raw, Impl::iceoryx};
+constexpr int kIceoryx = 3;
 
 struct Case {
     std::size_t size;
@@ -44,6 +53,7 @@ const Case kCases[] = {
 };
 
 struct Endpoints {
+    int stacks = kImpls - 1;
     std::string ping[kImpls];
     std::string pong[kImpls];
 };
@@ -53,11 +63,13 @@ using Sides = std::array<std::unique_ptr<Side>, kImpls>;
 /// The stack that carries round trip `j`. The order rotates every cycle
 /// (raw gecko layer, gecko layer raw, layer raw gecko, ...) so that each
 /// stack follows each other one equally often. Both processes use it.
-int stack_of(std::uint64_t j) { return static_cast<int>((j % kImpls + j / kImpls) % kImpls); }
+int stack_of(const Endpoints& e, std::uint64_t j) { return rotating_stack(j, e.stacks); }
 
+/// The ponger's sides have no iceoryx one (the iceoryx peer process answers those).
 Sides make_sides(const Endpoints& e, bool pinger) {
     Sides sides;
-    for (int k = 0; k < kImpls; ++k) {
+    for (int k = 0; k < e.stacks; ++k) {
+        if (k == kIceoryx && !pinger) continue;
         SideOptions o;
         o.pub_endpoint = pinger ? e.ping[k] : e.pong[k];
         o.sub_endpoint = pinger ? e.pong[k] : e.ping[k];
@@ -76,6 +88,7 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
     Sides sides = make_sides(e, false);
     self.send(PipeMsg{kReady});
     for (int k = 0; k < kImpls; ++k) {
+        if (!sides[k]) continue;
         if (!sides[k]->wait_subscribers(1, kSetupTimeout)) {
             throw Stall(std::string("ponger: the ") + to_string(kOrder[k]) + " pinger never subscribed");
         }
@@ -83,7 +96,8 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
     // Phase 1: answer probes on any stack until the parent says go.
     const auto setup_deadline = Clock::now() + 2 * kSetupTimeout;
     for (bool started = false; !started;) {
-        for (auto& side : sides) side->receive_and_echo(milliseconds(1));
+        for (auto& side : sides)
+            if (side) side->receive_and_echo(milliseconds(1));
         PipeMsg m;
         if (self.receive(m, milliseconds(0)) && m.kind == kStart) started = true;
         if (Clock::now() > setup_deadline) throw Stall("ponger: the pinger never started");
@@ -97,7 +111,8 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
     rusage previous{}, now{};
     if (verbose) ::getrusage(RUSAGE_SELF, &previous);
     for (std::uint64_t j = 0;; ++j) {
-        const int k = stack_of(j);
+        const int k = stack_of(e, j);
+        if (!sides[k]) continue;  // the iceoryx peer's turn
         Side& side = *sides[k];
         if (!side.receive_and_echo(milliseconds(15000))) throw Stall("ponger: no ping for 15 s (pinger stalled)");
         if (side.tag() == kStopTag) break;  // (echoed too; harmless)
@@ -112,6 +127,7 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
     }
     if (verbose) {
         for (int k = 0; k < kImpls; ++k) {
+            if (!sides[k]) continue;
             const double n = static_cast<double>(std::max<std::uint64_t>(echoed[k], 1));
             std::fprintf(stderr,
                          "    ponger %-15s %7s: per echo %7.1f µs CPU (all threads), %6.1f minor faults, %5.2f "
@@ -122,17 +138,49 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
     return 0;
 }
 
+}  // namespace
+
+/// With iceoryx: the peer process's end of a run, an iceoryx side that echoes
+/// everything (blocking on its WaitSet) until the stop tag.
+void latency_iceoryx_peer(const PipeMsg& command, Child& self) {
+    if (command.kind != kEcho) throw Stall("iceoryx peer: not a latency command");
+    SideOptions o;
+    o.sub_endpoint = iceoryx::link_name("ping", command.a);
+    o.pub_endpoint = iceoryx::link_name("pong", command.a);
+    {
+        auto side = iceoryx::make_side(o);
+        self.send(PipeMsg{kReady});
+        if (!side->wait_subscribers(1, kSetupTimeout)) throw Stall("iceoryx peer: the pinger never subscribed");
+        for (;;) {
+            if (!side->receive_and_echo(milliseconds(15000))) throw Stall("iceoryx peer: no ping for 15 s (pinger stalled)");
+            if (side->tag() == kStopTag) break;
+        }
+    }
+    self.send(PipeMsg{kResult});
+}
+
+namespace {
+
 /// One-way latencies in µs per stack (indexed like kOrder) for one run.
 std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, int rounds, milliseconds budget) {
+    static std::uint64_t run_id = 0;
+    ++run_id;
     const std::string what = std::string("latency ") + to_string(t) + " " + fmt_size(size);
     Endpoints e;
+    e.stacks = iceoryx::available() && t == Transport::ipc ? kImpls : kImpls - 1;
     EndpointCleanup cleanup;
-    for (int k = 0; k < kImpls; ++k) {
+    for (int k = 0; k < e.stacks; ++k) {
+        if (k == kIceoryx) {
+            e.ping[k] = iceoryx::link_name("ping", run_id);
+            e.pong[k] = iceoryx::link_name("pong", run_id);
+            continue;
+        }
         e.ping[k] = make_endpoint(t, std::string(to_string(kOrder[k])) + "-ping");
         e.pong[k] = make_endpoint(t, std::string(to_string(kOrder[k])) + "-pong");
     }
     Child child([&](Child& self) { return ponger(e, size, self); });
-    for (int k = 0; k < kImpls; ++k) {  // after the fork: the child must not unlink anything
+    for (int k = 0; k < e.stacks; ++k) {  // after the fork: the child must not unlink anything
+        if (k == kIceoryx) continue;
         cleanup.endpoints.push_back(e.ping[k]);
         cleanup.endpoints.push_back(e.pong[k]);
     }
@@ -140,8 +188,16 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
     {
         PipeMsg m;
         if (!child.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall(what + ": ponger did not start");
+        if (e.stacks > kIceoryx) {
+            PipeMsg echo{kEcho};
+            echo.a = run_id;
+            iceoryx::peer().send(echo);
+            if (!iceoryx::peer().receive(m, kSetupTimeout) || m.kind != kReady) {
+                throw Stall(what + ": the iceoryx peer did not start");
+            }
+        }
         Sides sides = make_sides(e, true);
-        for (int k = 0; k < kImpls; ++k) {
+        for (int k = 0; k < e.stacks; ++k) {
             Side& side = *sides[k];
             const std::string who = what + " " + to_string(kOrder[k]);
             if (!side.wait_subscribers(1, kSetupTimeout)) throw Stall(who + ": the ponger never subscribed");
@@ -154,9 +210,9 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
             }
         }
         // Swallow late probe answers on every stack, then start the lockstep.
-        for (int quiet = 0, i = 0; quiet < kImpls && i < 3000; ++i) {
+        for (int quiet = 0, i = 0; quiet < e.stacks && i < 3000; ++i) {
             quiet = 0;
-            for (auto& side : sides) quiet += !side->receive(milliseconds(20));
+            for (int k = 0; k < e.stacks; ++k) quiet += !sides[k]->receive(milliseconds(20));
         }
         child.send(PipeMsg{kStart});
         if (!child.receive(m, kSetupTimeout) || m.kind != kStart) throw Stall(what + ": ponger did not start the lockstep");
@@ -164,8 +220,8 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
         const auto deadline = Clock::now() + budget;
         std::uint64_t j = 0;
         for (int i = 0; i < warmup + rounds; ++i) {
-            for (int n = 0; n < kImpls; ++n, ++j) {
-                const int k = stack_of(j);
+            for (int n = 0; n < e.stacks; ++n, ++j) {
+                const int k = stack_of(e, j);
                 Side& side = *sides[k];
                 const std::uint64_t tag = j + 1;
                 const std::int64_t t0 = mono_ns();
@@ -181,8 +237,16 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
             }
             if (Clock::now() > deadline) break;  // bounded in time as well as in count
         }
-        // The ponger waits on stack_of(j) next: stop it there.
-        for (int i = 0; i < 3; ++i) sides[stack_of(j)]->send(kStopTag, 8);
+        // The ponger waits on its next stack: stop it there; the iceoryx peer on its own.
+        std::uint64_t next = j;
+        while (stack_of(e, next) == kIceoryx) ++next;
+        for (int i = 0; i < 3; ++i) sides[stack_of(e, next)]->send(kStopTag, 8);
+        if (e.stacks > kIceoryx) {
+            sides[kIceoryx]->send(kStopTag, 8);
+            if (!iceoryx::peer().receive(m, kSetupTimeout) || m.kind != kResult) {
+                throw Stall(what + ": the iceoryx peer did not end its run");
+            }
+        }
         std::this_thread::sleep_for(milliseconds(5));  // let the stop leave before the socket closes
     }
     child.join(milliseconds(10000), what);
@@ -198,6 +262,11 @@ void run_latency(const Options& options) {
                     "p50 ratio", "gecko p99", "raw p99", "p99 ratio", "p50 ratio per run",
                     "target ≤1.20× (p50)", "gecko raw layer p50 (ratio)"};
     table.right = {false, true, true, true, true, true, true, true, true, true, false, true};
+    Table iox;  // the iceoryx stack of the ipc runs, next to that row's raw and gecko
+    iox.title = "One-way latency, iceoryx (shared memory) in the ipc runs above, interleaved with them (µs, RTT/2)";
+    iox.header = {"payload", "rounds", "iceoryx p50", "iceoryx p99", "raw ipc p50", "gecko ipc p50", "gecko / iceoryx p50",
+                  "raw / iceoryx p50", "gecko / iceoryx p99"};
+    iox.right = {true, true, true, true, true, true, true, true, true};
     int misses = 0;
     for (Transport t : {Transport::ipc, Transport::tcp}) {
         if ((t == Transport::ipc && !options.ipc) || (t == Transport::tcp && !options.tcp)) continue;
@@ -231,11 +300,19 @@ void run_latency(const Options& options) {
                 std::fprintf(stderr, "  latency %s %s: gecko %.1f µs, raw %.1f µs (%.2f×), gecko raw layer %.1f µs\n",
                              to_string(t), fmt_size(c.size).c_str(), g50, r50, ratio50, l50);
             }
+            if (t == Transport::ipc && iceoryx::available()) {
+                auto& x = samples[kIceoryx];
+                const double x50 = percentile(x, 50), x99 = percentile(x, 99);
+                iox.rows.push_back({fmt_size(c.size), std::to_string(x.size()), fmt(x50, 1), fmt(x99, 1), fmt(r50, 1),
+                                    fmt(g50, 1), fmt(g50 / x50, 2) + "×", fmt(r50 / x50, 2) + "×",
+                                    fmt(g99 / x99, 2) + "×"});
+            }
         }
     }
     table.notes.push_back(
         "rounds = measured round trips per stack, pooled over " + std::to_string(options.reps) +
-        " run(s); within a run the round trips of the three stacks alternate, in a rotating order. The target is judged on the "
+        " run(s); within a run the round trips of the three stacks (four in the ipc runs, with iceoryx: see below) alternate, "
+        "in a rotating order. The target is judged on the "
         "pooled p50; p99 on a shared machine mostly measures scheduling. \"p50 ratio per run\" is the range of the "
         "ratio over the runs: how far noise alone moves it. The gecko column is the typed layer: a message whose "
         "bytes field is a gecko::BytesView, received with Subscriber::receive_view (read in place, the frame kept, "
@@ -243,6 +320,20 @@ void run_latency(const Options& options) {
         "RawPublisher/RawSubscriber. " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
+    if (!options.ipc || !iceoryx::available()) {
+        std::cout << (options.markdown ? "" : "  ")
+                  << (options.ipc ? iceoryx::absent() : "iceoryx: runs with the ipc rows only (--transport tcp)")
+                  << "\n\n"
+                  << std::flush;
+        return;
+    }
+    iox.notes.push_back(
+        "A fourth stack in each ipc run, in the same rotation: this process pings over iceoryx, the iceoryx peer "
+        "process echoes (both block on a WaitSet; the ZeroMQ/Gecko ponger is another process). A send loans a "
+        "chunk, copies the payload into it (as the raw side copies into its zmq message) and publishes; a receive "
+        "takes the chunk and reads the tag in place; the echo loans, copies and publishes. " +
+        iceoryx::roudi_note() + ".");
+    iox.print(options.markdown);
 }
 
 }  // namespace bench

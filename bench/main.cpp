@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <zmq.h>
@@ -16,6 +17,7 @@
 #include <gecko/options.hpp>
 
 #include "common.hpp"
+#include "iceoryx.hpp"
 
 #ifndef GECKO_BENCH_BUILD_TYPE
 #define GECKO_BENCH_BUILD_TYPE "unknown"
@@ -57,6 +59,13 @@ int main(int argc, char** argv) {
 
     ::signal(SIGPIPE, SIG_IGN);
     gecko::set_log_level(gecko::LogLevel::warn);
+    try {
+        // First, before anything forks: our own RouDi, and a supervisor process that stops it after the run.
+        bench::iceoryx::start((options.latency || options.throughput) && options.ipc);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gecko_bench: FAILED: %s\n", e.what());
+        return 2;
+    }
 
     int major, minor, patch;
     zmq_version(&major, &minor, &patch);
@@ -75,10 +84,37 @@ int main(int argc, char** argv) {
     std::cout << std::flush;
 
     try {
+        // The session section counts this process's threads and sockets: with iceoryx it runs in a
+        // process forked now, before this one registers with RouDi (whose runtime adds both).
+        std::unique_ptr<bench::Child> session;
+        if (options.session && bench::iceoryx::available()) {
+            session = std::make_unique<bench::Child>([&options](bench::Child& self) {
+                ::alarm(0);  // waits for its turn as long as this process lives
+                for (bench::PipeMsg m;;) {
+                    if (self.receive(m, bench::milliseconds(1000)) && m.kind == bench::kDone) break;
+                }
+                bench::run_session(options);
+                std::cout << std::flush;
+                return 0;
+            });
+        }
+        bench::iceoryx::start_peer([](const bench::PipeMsg& m, bench::Child& self) {
+            if (m.kind == bench::iceoryx::kFirstCommand) {
+                bench::latency_iceoryx_peer(m, self);
+            } else {
+                bench::throughput_iceoryx_peer(m, self);
+            }
+        });
         if (options.latency) bench::run_latency(options);
         if (options.throughput) bench::run_throughput(options);
+        bench::iceoryx::stop_peer();
         if (options.codec) bench::run_codec(options);
-        if (options.session) bench::run_session(options);
+        if (session) {
+            session->send(bench::PipeMsg{bench::kDone});
+            session->join(bench::milliseconds(600000), "session section");
+        } else if (options.session) {
+            bench::run_session(options);
+        }
     } catch (const std::exception& e) {
         bench::kill_children();
         std::fprintf(stderr, "gecko_bench: FAILED: %s\n", e.what());

@@ -1,5 +1,7 @@
 #include "sides.hpp"
 
+#include "iceoryx.hpp"
+
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -243,6 +245,7 @@ std::unique_ptr<Side> make_side(Impl impl, const SideOptions& options) {
         case Impl::raw: return std::make_unique<RawSide>(options);
         case Impl::gecko: return std::make_unique<GeckoSide>(options);
         case Impl::gecko_raw: return std::make_unique<GeckoRawSide>(options);
+        case Impl::iceoryx: return iceoryx::make_side(options);
     }
     return nullptr;
 }

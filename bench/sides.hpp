@@ -1,5 +1,5 @@
 #pragma once
-// One end of a benchmark link, raw ZeroMQ or Gecko, behind one interface so
+// One end of a benchmark link, raw ZeroMQ, Gecko or iceoryx, behind one interface so
 // that the latency and throughput drivers run the very same loop for both.
 //
 // Payloads are opaque bytes whose first 8 bytes carry a tag (a sequence
@@ -18,6 +18,11 @@
 //   msgpack-encoded Bytes and RawSubscriber::receive() with a visitor that
 //   reads the tag in place: Gecko's framing and socket handling without the
 //   typed layer's decode copy.
+// - iceoryx (bench/iceoryx.cpp, when built): UntypedPublisher/UntypedSubscriber
+//   of iceoryx 2.0, the endpoints being instance names. A send loans a chunk,
+//   copies the application's bytes into it and publishes; a receive takes a
+//   chunk and reads the tag in place (held until the next receive); it waits on
+//   a WaitSet, or spins on take() with `busy_poll`.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +40,8 @@ struct SideOptions {
     int recv_hwm = 10000;      ///< raw ZMQ_RCVHWM and gecko NodeOptions.receive_queue
     std::size_t depth = 16;    ///< gecko SubscriberOptions.depth
     std::string name = "bench";
+    bool busy_poll = false;              ///< iceoryx: spin on take() instead of waiting on a WaitSet
+    std::uint64_t queue_capacity = 256;  ///< iceoryx SubscriberOptions.queueCapacity (at most 256)
 };
 
 class Side {
@@ -62,6 +69,8 @@ public:
     /// Gecko subscriber counters (sequence gaps, ring overwrites); 0 for raw.
     virtual std::uint64_t drops() const { return 0; }
     virtual std::uint64_t overwritten() const { return 0; }
+    /// iceoryx: sends that found no free chunk (loan failed), the message not sent; 0 for the others.
+    virtual std::uint64_t send_failures() const { return 0; }
 };
 
 std::unique_ptr<Side> make_side(Impl impl, const SideOptions& options);

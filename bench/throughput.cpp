@@ -1,14 +1,22 @@
 // Throughput: one publisher process sends as fast as it can for a bounded
 // count and time; a subscriber process counts what arrives.
+//
+// With iceoryx (bench/iceoryx.hpp), each ipc row also runs iceoryx: this
+// process publishes, the iceoryx peer process subscribes and counts (in the
+// same rotation of runs as raw and gecko).
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 
+#include <iostream>
+
 #include "common.hpp"
+#include "iceoryx.hpp"
 #include "sides.hpp"
 
 namespace bench {
@@ -19,6 +27,11 @@ constexpr milliseconds kSetupTimeout{10000};
 constexpr int kSendHwm = 1000;    // raw ZMQ_SNDHWM = gecko PublisherOptions.send_queue (its default)
 constexpr int kRecvHwm = 10000;   // raw ZMQ_RCVHWM = gecko SubscriberOptions.receive_queue
 constexpr std::size_t kDepth = 1000;  // gecko SubscriberOptions.depth
+constexpr std::uint32_t kSink = iceoryx::kFirstCommand + 1;  // parent → iceoryx peer: a = run id, b = size
+
+/// iceoryx SubscriberOptions.queueCapacity: its maximum (256) for small payloads; 64 for
+/// large ones, which bounds the shared memory they take (RouDi's mempools, iceoryx.cpp).
+std::uint64_t iceoryx_queue(std::size_t size) { return size <= 64 * 1024 ? 256 : 64; }
 
 struct Case {
     std::size_t size;
@@ -39,6 +52,7 @@ struct Result {
     std::uint64_t sub_cpu_us = 0;  ///< CPU time of the subscriber's receiving thread
     std::uint64_t sub_cpu_msgs = 0;///< messages sub_cpu_us covers
     std::uint64_t pub_cpu_us = 0;  ///< CPU time of the publisher's sending thread during the send loop
+    std::uint64_t send_failures = 0;  ///< iceoryx: loans that failed (counted in sent, never delivered)
 };
 
 std::uint64_t thread_cpu_us() {
@@ -53,6 +67,7 @@ int subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& 
     o.sub_endpoint = endpoint;
     o.recv_hwm = kRecvHwm;
     o.depth = kDepth;
+    o.queue_capacity = iceoryx_queue(size);
     o.name = "bench-sink";
     auto side = make_side(impl, o);
     self.send(PipeMsg{kReady});
@@ -98,11 +113,34 @@ int subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& 
     return 0;
 }
 
+}  // namespace
+
+void throughput_iceoryx_peer(const PipeMsg& command, Child& self) {
+    if (command.kind != kSink) throw Stall("iceoryx peer: not a throughput command");
+    subscriber(Impl::iceoryx, iceoryx::link_name("data", command.a), static_cast<std::size_t>(command.b), self);
+}
+
+namespace {
+
 Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_count, milliseconds duration) {
-    const std::string what = std::string("throughput ") + to_string(impl) + " " + to_string(t) + " " + fmt_size(size);
-    const std::string endpoint = make_endpoint(t, "data");
-    const EndpointCleanup cleanup({endpoint});
-    Child child([&](Child& self) { return subscriber(impl, endpoint, size, self); });
+    static std::uint64_t run_id = 0;
+    ++run_id;
+    const bool iox = impl == Impl::iceoryx;
+    const std::string what = std::string("throughput ") + to_string(impl) + " " + to_string(iox ? Transport::shm : t) +
+                             " " + fmt_size(size);
+    const std::string endpoint = iox ? iceoryx::link_name("data", run_id) : make_endpoint(t, "data");
+    const EndpointCleanup cleanup(iox ? std::vector<std::string>{} : std::vector<std::string>{endpoint});
+    // The subscriber: a fresh process, or for iceoryx the peer process.
+    std::unique_ptr<Child> fresh;
+    if (iox) {
+        PipeMsg sink{kSink};
+        sink.a = run_id;
+        sink.b = size;
+        iceoryx::peer().send(sink);
+    } else {
+        fresh = std::make_unique<Child>([&](Child& self) { return subscriber(impl, endpoint, size, self); });
+    }
+    Child& child = iox ? iceoryx::peer() : *fresh;
     Result result;
     {
         PipeMsg m;
@@ -151,8 +189,9 @@ Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_coun
         result.overwritten = m.d;
         result.sub_cpu_us = m.code;
         result.sub_cpu_msgs = m.e;
+        result.send_failures = side->send_failures();
     }
-    child.join(milliseconds(10000), what);
+    if (fresh) fresh->join(milliseconds(10000), what);
     return result;
 }
 
@@ -165,23 +204,32 @@ void run_throughput(const Options& options) {
                     "gecko sent/s", "raw sent/s", "gecko lost", "raw lost", "sub CPU µs/msg gecko / raw",
                     "pub CPU µs/msg gecko / raw", "target ≥0.80×"};
     table.right = {false, true, true, true, true, true, true, true, true, true, true, true, true, false};
+    Table iox;  // iceoryx in the ipc rows' rotation
+    iox.title = "Throughput, iceoryx (shared memory), one publisher process → one subscriber process, with the ipc rows above";
+    iox.header = {"payload", "iceoryx recv/s", "MB/s", "sent/s", "lost", "sub CPU µs/msg", "pub CPU µs/msg",
+                  "gecko ipc / iceoryx", "raw ipc / iceoryx", "queue"};
+    iox.right = {true, true, true, true, true, true, true, true, true, true};
     int misses = 0;
     for (Transport t : {Transport::ipc, Transport::tcp}) {
         if ((t == Transport::ipc && !options.ipc) || (t == Transport::tcp && !options.tcp)) continue;
+        const bool with_iceoryx = t == Transport::ipc && iceoryx::available();
         for (const Case& c : kCases) {
             if (options.only_size && c.size != options.only_size) continue;
             const std::uint64_t count = options.quick ? c.quick_count : c.max_count;
             const milliseconds duration(options.quick ? 300 : 2000);
-            Result sum[2];  // [raw, gecko], summed over repetitions
+            Result sum[3];  // [raw, gecko, iceoryx], summed over repetitions
             for (int rep = 0; rep < options.reps; ++rep) {
-                const Impl order[2] = {rep % 2 == 0 ? Impl::raw : Impl::gecko, rep % 2 == 0 ? Impl::gecko : Impl::raw};
+                // The order rotates per repetition: raw gecko (iceoryx), gecko (iceoryx) raw, ...
+                std::vector<Impl> order = {Impl::raw, Impl::gecko};
+                if (with_iceoryx) order.push_back(Impl::iceoryx);
+                std::rotate(order.begin(), order.begin() + rep % static_cast<int>(order.size()), order.end());
                 for (Impl impl : order) {
                     const Result r = run_once(impl, t, c.size, count, duration);
                     if (r.received == 0) {
                         throw Stall(std::string("throughput ") + to_string(impl) + " " + to_string(t) + " " +
                                     fmt_size(c.size) + ": nothing received");
                     }
-                    Result& s = sum[impl == Impl::gecko];
+                    Result& s = sum[impl == Impl::raw ? 0 : impl == Impl::gecko ? 1 : 2];
                     s.sent += r.sent;
                     s.send_ns += r.send_ns;
                     s.received += r.received;
@@ -191,6 +239,7 @@ void run_throughput(const Options& options) {
                     s.sub_cpu_us += r.sub_cpu_us;
                     s.sub_cpu_msgs += r.sub_cpu_msgs;
                     s.pub_cpu_us += r.pub_cpu_us;
+                    s.send_failures += r.send_failures;
                 }
             }
             auto per_msg = [](std::uint64_t us, std::uint64_t n) {
@@ -224,6 +273,24 @@ void run_throughput(const Options& options) {
                 std::fprintf(stderr, "  throughput %s %s: gecko %s/s, raw %s/s (%.2f×)\n", to_string(t),
                              fmt_size(c.size).c_str(), fmt_count(g).c_str(), fmt_count(r).c_str(), ratio);
             }
+            if (with_iceoryx) {
+                const Result& x = sum[2];
+                const double xr = rate(x.received, x.receive_ns);
+                // Every message sent and not received is either a sequence gap (discarded from the
+                // full queue) or a failed loan (no free chunk): anything else is an uncounted drop.
+                const std::uint64_t counted = x.drops + x.send_failures;
+                const std::uint64_t missing = x.sent - x.received;
+                std::string x_lost = lost(x) + " (gaps " + fmt_count(static_cast<double>(x.drops)) + ", no chunk " +
+                                     fmt_count(static_cast<double>(x.send_failures));
+                if (missing != counted) {
+                    x_lost += ", UNCOUNTED " + std::to_string(static_cast<long long>(missing) - static_cast<long long>(counted));
+                }
+                x_lost += ")";
+                iox.rows.push_back({fmt_size(c.size), fmt_count(xr), fmt(xr * static_cast<double>(c.size) / 1e6, 1),
+                                    fmt_count(rate(x.sent, x.send_ns)), x_lost, per_msg(x.sub_cpu_us, x.sub_cpu_msgs),
+                                    per_msg(x.pub_cpu_us, x.sent), fmt(g / xr, 2) + "×", fmt(r / xr, 2) + "×",
+                                    std::to_string(iceoryx_queue(c.size))});
+            }
         }
     }
     table.notes.push_back(
@@ -233,6 +300,21 @@ void run_throughput(const Options& options) {
         " (raw RCVHWM = gecko receive_queue), gecko depth " + std::to_string(kDepth) + ". " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
+    if (!options.ipc || !iceoryx::available()) {
+        std::cout << (options.markdown ? "" : "  ")
+                  << (options.ipc ? iceoryx::absent() : "iceoryx: runs with the ipc rows only (--transport tcp)")
+                  << "\n\n"
+                  << std::flush;
+        return;
+    }
+    iox.notes.push_back(
+        "Same counts, durations and rotation as the rows above; the subscriber is the iceoryx peer process (one for "
+        "the whole program, fresh links per run). A send loans a chunk, copies the payload into it and publishes; the "
+        "subscriber takes, reads the tag in place and releases. sent/s counts every send, also one whose loan found no "
+        "free chunk (\"no chunk\": not sent, counted as lost). Subscriber queue = SubscriberOptions.queueCapacity, "
+        "overflow DISCARD_OLDEST_DATA: what it discards shows as gaps in the chunks' sequence numbers (\"gaps\"); "
+        "gaps + no chunk = sent − received, or the row says UNCOUNTED. " + iceoryx::roudi_note() + ".");
+    iox.print(options.markdown);
 }
 
 }  // namespace bench

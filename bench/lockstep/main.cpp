@@ -10,6 +10,11 @@
 //   gateway  a Click client (REQ, protobuf; this process) -> gecko-click-gateway's
 //            Gateway (gateway process) -> SimulationServer (sim process); both
 //            hops on the row's transport.
+// and, when built with iceoryx (bench/iceoryx.hpp), over its shared memory:
+//   iceoryx WaitSet / busy-poll  untyped publisher/subscriber pairs of the raw
+//            rows' byte sizes between this process and the iceoryx peer
+//            process, blocking on WaitSets or spinning on take()
+//            (iceoryx_side.hpp).
 // The simulation's backend does no physics: it returns a prebuilt Sensor, so the
 // figures are the protocol's cost. All stacks run at once, in three processes,
 // and the round trips alternate between them in a rotating order, so that
@@ -23,6 +28,8 @@
 // Every receive has a timeout; a stall ends the run with exit code 2.
 // GECKO_BENCH_DEBUG=1 turns Gecko's log on (debug level).
 #include "common.hpp"
+#include "iceoryx.hpp"
+#include "iceoryx_side.hpp"
 #include "gecko/click_gateway/gateway.hpp"
 #include "gecko/click_gateway/translate.hpp"
 
@@ -182,28 +189,35 @@ private:
 
 // ---- stacks ---------------------------------------------------------------------
 
-enum class Path { raw, gecko, gateway };
+enum class Path { raw, gecko, gateway, iceoryx_waitset, iceoryx_busy };
 const char* to_string(Path p) {
     switch (p) {
         case Path::raw: return "raw ZeroMQ REQ/REP";
         case Path::gecko: return "gecko Controller <-> Simulation";
         case Path::gateway: return "Click client -> gateway -> Simulation";
+        case Path::iceoryx_waitset: return "iceoryx WaitSet";
+        case Path::iceoryx_busy: return "iceoryx busy-poll";
     }
     return "?";
 }
+bool is_iceoryx(Path p) { return p == Path::iceoryx_waitset || p == Path::iceoryx_busy; }
 
 struct Stack {
     Path path;
     Transport transport;
 };
-constexpr int kStacks = 6;
+constexpr int kStacks = 8;  // at most; the iceoryx ones (last) only when iceoryx runs
 constexpr Stack kOrder[kStacks] = {{Path::raw, Transport::ipc},     {Path::gecko, Transport::ipc},
                                    {Path::gateway, Transport::ipc}, {Path::raw, Transport::tcp},
-                                   {Path::gecko, Transport::tcp},   {Path::gateway, Transport::tcp}};
+                                   {Path::gecko, Transport::tcp},   {Path::gateway, Transport::tcp},
+                                   {Path::iceoryx_waitset, Transport::shm}, {Path::iceoryx_busy, Transport::shm}};
+
+/// The stacks of this run: 8 with iceoryx, 6 without.
+int stacks() { return iceoryx::available() ? kStacks : kStacks - 2; }
 
 /// The stack that carries round trip `j`: rotates every cycle so that each
 /// stack follows each other one equally often.
-int stack_of(std::uint64_t j) { return static_cast<int>((j % kStacks + j / kStacks) % kStacks); }
+int stack_of(std::uint64_t j) { return rotating_stack(j, stacks()); }
 
 /// Endpoints of one stack. raw: `rep` (REP binds). gecko: `request` (the
 /// controller's request publisher binds) and `answer` (the simulation's answer
@@ -215,7 +229,8 @@ using Endpoints = std::array<StackEndpoints, kStacks>;
 
 Endpoints make_endpoints() {
     Endpoints e;
-    for (int k = 0; k < kStacks; ++k) {
+    for (int k = 0; k < stacks(); ++k) {
+        if (is_iceoryx(kOrder[k].path)) continue;  // named by iceoryx_side.cpp
         const Transport t = kOrder[k].transport;
         const std::string tag = std::string(kOrder[k].path == Path::raw ? "raw" : kOrder[k].path == Path::gecko ? "gecko" : "gw");
         if (kOrder[k].path != Path::gecko) e[k].rep = make_endpoint(t, tag + "-rep");
@@ -261,7 +276,8 @@ int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
     std::vector<std::unique_ptr<Sim>> sims;
     zmq::context_t raw_context(1);
     std::vector<zmq::socket_t> reps;
-    for (int k = 0; k < kStacks; ++k) {
+    for (int k = 0; k < stacks(); ++k) {
+        if (is_iceoryx(kOrder[k].path)) continue;  // answered by the iceoryx peer process
         if (kOrder[k].path == Path::raw) {
             zmq::socket_t rep(raw_context, zmq::socket_type::rep);
             rep.set(zmq::sockopt::linger, 0);
@@ -478,10 +494,24 @@ private:
     std::size_t reply_size_;
 };
 
+/// An iceoryx stack of the run: one of the two wakes of lockstep_iceoryx::Run.
+class IceoryxClient : public Client {
+public:
+    IceoryxClient(lockstep_iceoryx::Run& run, lockstep_iceoryx::Wake wake) : run_(run), wake_(wake) {}
+    double step(std::uint64_t i) override { return run_.step(wake_, i); }
+
+private:
+    lockstep_iceoryx::Run& run_;
+    lockstep_iceoryx::Wake wake_;
+};
+
 using Samples = std::array<std::vector<double>, kStacks>;
 
 /// One run: fresh processes, every stack set up, `rounds` measured round trips per stack.
+/// (The iceoryx peer process lives for the whole program; its links are fresh per run.)
 Samples run_once(const Scene& scene, int rounds) {
+    static std::uint64_t run_id = 0;
+    ++run_id;
     const Endpoints e = make_endpoints();
     EndpointCleanup cleanup;
     Child sim([&](Child& self) { return sim_process(e, scene, self); });
@@ -496,23 +526,42 @@ Samples run_once(const Scene& scene, int rounds) {
     Samples samples;
     {
         zmq::context_t context(1);
+        std::unique_ptr<lockstep_iceoryx::Run> iceoryx_run;
+        if (iceoryx::available()) {
+            lockstep_iceoryx::Layout layout;
+            layout.stacks = stacks();
+            for (int k = 0; k < stacks(); ++k) {
+                if (kOrder[k].path == Path::iceoryx_waitset) layout.waitset = k;
+                if (kOrder[k].path == Path::iceoryx_busy) layout.busy_poll = k;
+            }
+            layout.request = scene.click_control_bytes.size();
+            layout.reply = scene.click_sensor_bytes.size();
+            iceoryx_run = std::make_unique<lockstep_iceoryx::Run>(layout, run_id);
+        }
         std::array<std::unique_ptr<Client>, kStacks> clients;
-        for (int k = 0; k < kStacks; ++k) {
+        for (int k = 0; k < stacks(); ++k) {
             switch (kOrder[k].path) {
                 case Path::raw: clients[k] = std::make_unique<RawClient>(context, e[k], scene); break;
                 case Path::gecko: clients[k] = std::make_unique<GeckoClient>(e[k], scene); break;
                 case Path::gateway: clients[k] = std::make_unique<ClickClient>(context, e[k], scene); break;
+                case Path::iceoryx_waitset:
+                    clients[k] = std::make_unique<IceoryxClient>(*iceoryx_run, lockstep_iceoryx::Wake::waitset);
+                    break;
+                case Path::iceoryx_busy:
+                    clients[k] = std::make_unique<IceoryxClient>(*iceoryx_run, lockstep_iceoryx::Wake::busy_poll);
+                    break;
             }
         }
         const int warmup = std::max(20, rounds / 20);
         std::uint64_t j = 0;
         for (int i = 0; i < warmup + rounds; ++i) {
-            for (int n = 0; n < kStacks; ++n, ++j) {
+            for (int n = 0; n < stacks(); ++n, ++j) {
                 const int k = stack_of(j);
                 const double us = clients[k]->step(j);
                 if (i >= warmup) samples[k].push_back(us);
             }
         }
+        if (iceoryx_run) iceoryx_run->finish(j);
     }
     sim.send(PipeMsg{kDone});
     gateway.send(PipeMsg{kDone});
@@ -708,13 +757,19 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
                     "p50 vs raw", "per run", "target ≤" + fmt(kTarget, 1) + "× raw (p50)"};
     table.right = {false, false, true, true, true, true, true, true, true, true, false};
     int misses = 0;
-    for (Transport t : {Transport::ipc, Transport::tcp}) {
+    // shm: the iceoryx rows, next to (and compared with) the ipc rows.
+    for (Transport t : {Transport::ipc, Transport::shm, Transport::tcp}) {
+        if (t == Transport::shm && !iceoryx::available()) {
+            table.rows.push_back({iceoryx::absent(), "shm", "", "", "", "", "", "", "", "", ""});
+            continue;
+        }
+        const Transport base = t == Transport::shm ? Transport::ipc : t;  // the raw and gecko rows compared with
         int raw_k = -1;
         for (int k = 0; k < kStacks; ++k)
-            if (kOrder[k].transport == t && kOrder[k].path == Path::raw) raw_k = k;
+            if (kOrder[k].transport == base && kOrder[k].path == Path::raw) raw_k = k;
         auto p50_of = [&](Path path) {
             for (int k = 0; k < kStacks; ++k) {
-                if (kOrder[k].transport == t && kOrder[k].path == path) {
+                if (kOrder[k].transport == base && kOrder[k].path == path) {
                     std::vector<double> v = pooled[k];
                     return percentile(v, 50);
                 }
@@ -723,7 +778,9 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
         };
         const double raw_p50 = p50_of(Path::raw);
         const double gecko_p50 = p50_of(Path::gecko);
-        for (Path p : {Path::raw, Path::gecko, Path::gateway}) {
+        const std::vector<Path> paths = t == Transport::shm ? std::vector<Path>{Path::iceoryx_waitset, Path::iceoryx_busy}
+                                                            : std::vector<Path>{Path::raw, Path::gecko, Path::gateway};
+        for (Path p : paths) {
             int k = 0;
             while (!(kOrder[k].transport == t && kOrder[k].path == p)) ++k;
             std::vector<double>& v = pooled[k];
@@ -767,8 +824,16 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
                                                  fmt(raw_p50 + gecko_p50, 0) + " µs, plus Click protobuf " +
                                                  fmt(costs.gateway_codec_us, 0) + " µs and a third process";
                     break;
+                case Path::iceoryx_waitset:
+                case Path::iceoryx_busy:
+                    bytes = std::to_string(scene.click_control_bytes.size()) + " → " +
+                            std::to_string(scene.click_sensor_bytes.size());
+                    verdict = std::string("peer (no target): ") +
+                              (p == Path::iceoryx_waitset ? "both ends block on a WaitSet" : "both ends spin on take()") +
+                              "; gecko ipc p50 = " + ratio(gecko_p50 / p50) + " this";
+                    break;
             }
-            if (p != Path::raw && r > kTarget) ++misses;
+            if (p != Path::raw && !is_iceoryx(p) && r > kTarget) ++misses;
             table.rows.push_back({to_string(p), to_string(t), bytes, std::to_string(v.size()), fmt(p50, 1), fmt(p90, 1),
                                   fmt(p99, 1), fmt(steps_per_s, 0), p == Path::raw ? "1.00×" : ratio(r),
                                   p == Path::raw ? "" : fmt(lo, 2) + "–" + fmt(hi, 2), verdict});
@@ -779,7 +844,19 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
         "steps ÷ their summed round trips (one client, lockstep). Pooled over " +
         std::to_string(runs.size()) +
         " run(s) of fresh processes: this process (clients), a simulation process (SimulationServer per stack, raw "
-        "REP), a gateway process; within a run the six stacks alternate per round trip in a rotating order.");
+        "REP), a gateway process" + std::string(iceoryx::available() ? ", the iceoryx peer process (one for the whole program)" : "") +
+        "; within a run the " + std::to_string(stacks()) + " stacks alternate per round trip in a rotating order. p50 vs "
+        "raw: against the raw row of the same transport (ipc for shm).");
+    if (iceoryx::available()) {
+        table.notes.push_back(
+            "iceoryx rows: " + iceoryx::roudi_note() +
+            ". A request is a loaned chunk of the raw request's size, filled by a copy from the client's buffer and "
+            "published; the responder takes it and publishes a reply chunk of the Sensor's size, copied from its own "
+            "bytes; the client waits for it and releases it. WaitSet: both ends block on a WaitSet (a condition "
+            "variable from RouDi). busy-poll: both ends spin on take(); the responder spins only for its own round "
+            "trips (armed over a pipe, outside the timed span), so that it does not take a vCPU from the other "
+            "stacks.");
+    }
     table.notes.push_back(
         "bytes: raw sends the Click Control's and Sensor's protobuf sizes; gecko's are the msgpack Request and "
         "Answer envelopes (each frame also carries Gecko's header and the type name); the gateway row's are Click's "
@@ -821,6 +898,13 @@ int main(int argc, char** argv) {
 
     ::signal(SIGPIPE, SIG_IGN);
     gecko::set_log_level(std::getenv("GECKO_BENCH_DEBUG") ? gecko::LogLevel::debug : gecko::LogLevel::warn);
+    try {
+        // First, before anything forks: our own RouDi, and a supervisor process that stops it after the run.
+        iceoryx::start(profile == 0);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gecko_lockstep_bench: FAILED: %s\n", e.what());
+        return 2;
+    }
 
     int major, minor, patch;
     zmq_version(&major, &minor, &patch);
@@ -845,6 +929,8 @@ int main(int argc, char** argv) {
         }
         Costs costs = measure_costs(scene);
         measure_inproc(scene, options.quick ? 300 : 2000, costs);
+        // Now that nothing runs in this process any more: the iceoryx responder, then our iceoryx runtime.
+        iceoryx::start_peer(lockstep_iceoryx::serve);
         std::vector<Samples> runs;
         Samples pooled;
         for (int r = 0; r < options.reps; ++r) {
@@ -852,6 +938,7 @@ int main(int argc, char** argv) {
             for (int k = 0; k < kStacks; ++k)
                 pooled[k].insert(pooled[k].end(), runs.back()[k].begin(), runs.back()[k].end());
         }
+        iceoryx::stop_peer();
         report(options, scene, costs, pooled, runs);
     } catch (const std::exception& e) {
         kill_children();
