@@ -49,7 +49,9 @@ const char* to_string(Transport t) {
 
 std::string make_endpoint(Transport t, const std::string& what) {
     static int counter = 0;
-    if (t == Transport::shm) throw Stall("make_endpoint: shm links are named by bench::iceoryx::link_name");
+    if (t == Transport::shm) {  // Gecko's shared memory: a segment name under /dev/shm
+        return "shm://gecko-bench-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + what;
+    }
     if (t == Transport::ipc) {
         return "ipc:///tmp/gecko-bench-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + what;
     }

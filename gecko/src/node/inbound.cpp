@@ -142,36 +142,73 @@ void Inbound::connect(const std::string& locator) { connect(std::vector<std::str
 void Inbound::connect(const std::vector<std::string>& candidates) {
     if (candidates.empty()) return;
     run([this, candidates] {
-        const std::string& link = candidates.front();
-        if (connections_.count(link)) return;
-        std::string refused;  // why the better candidates could not serve
-        for (const auto& locator : candidates) {
-            InPort* port = port_for(locator);
-            std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
-            if (port && port->connect(locator, why)) {
-                connections_.emplace(link, locator);
-                {
-                    std::lock_guard<std::mutex> lock(in_use_mutex_);
-                    in_use_[link] = locator;
-                }
-                // Said once per node and scheme: with many peers on one host it would repeat.
-                if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
-                    notices_.add(LogLevel::info, "fallback from " + std::string(scheme_of(link)),
-                                 "cannot use " + refused + "; using " + locator +
-                                     " instead (said once: later links that fall back the same way are not logged)");
-                }
-                return;
-            }
-            refused += (refused.empty() ? "" : "; nor ") + locator + " (" + why + ")";
+        if (connections_.count(candidates.front())) return;
+        if (!try_link(candidates, true)) {
+            // A port that opens nothing yet (a shared-memory segment its node
+            // has not created) is tried again, as ZeroMQ retries a connect.
+            retries_.push_back(Retry{candidates, Clock::now() + retry_first, retry_first});
+            has_retries_ = true;
         }
-        // The locators came from another node: say so once, never throw (it is not ours to fix).
-        notices_.add(LogLevel::warn, "unusable locator",
-                     "cannot connect to another node at " + refused + "; its messages will not reach this node");
     });
+}
+
+bool Inbound::try_link(const std::vector<std::string>& candidates, bool first_try) {
+    const std::string& link = candidates.front();
+    std::string refused;  // why the better candidates could not serve
+    for (const auto& locator : candidates) {
+        InPort* port = port_for(locator);
+        std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
+        if (port && port->connect(locator, why)) {
+            connections_.emplace(link, locator);
+            {
+                std::lock_guard<std::mutex> lock(in_use_mutex_);
+                in_use_[link] = locator;
+            }
+            // Said once per node and scheme: with many peers on one host it would repeat.
+            if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
+                notices_.add(LogLevel::info, "fallback from " + std::string(scheme_of(link)),
+                             "cannot use " + refused + "; using " + locator +
+                                 " instead (said once: later links that fall back the same way are not logged)");
+            }
+            if (!first_try) notices_.add(LogLevel::info, "linked", "linked to " + locator + " after retrying");
+            return true;
+        }
+        refused += (refused.empty() ? "" : "; nor ") + locator + " (" + why + ")";
+    }
+    // The locators came from another node: say so (once per period), never throw (it is not ours to fix).
+    if (first_try)
+        notices_.add(LogLevel::warn, "unusable locator",
+                     "cannot connect to another node at " + refused + "; trying again every second meanwhile");
+    return false;
+}
+
+void Inbound::retry_links(Clock::time_point now) {
+    for (auto it = retries_.begin(); it != retries_.end();) {
+        if (connections_.count(it->candidates.front())) {
+            it = retries_.erase(it);
+            continue;
+        }
+        if (now < it->at) {
+            ++it;
+            continue;
+        }
+        if (try_link(it->candidates, false)) {
+            it = retries_.erase(it);
+            continue;
+        }
+        it->interval = std::min(it->interval * 2, retry_max);
+        it->at = now + it->interval;
+        ++it;
+    }
+    has_retries_ = !retries_.empty();
 }
 
 void Inbound::disconnect(const std::string& locator) {
     run([this, locator] {
+        retries_.erase(std::remove_if(retries_.begin(), retries_.end(),
+                                      [&](const Retry& r) { return r.candidates.front() == locator; }),
+                       retries_.end());
+        has_retries_ = !retries_.empty();
         const auto it = connections_.find(locator);
         if (it == connections_.end()) return;
         if (InPort* port = port_for(it->second)) port->disconnect(it->second);
@@ -339,6 +376,12 @@ void Inbound::close() {
 
 Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
     if (closed_.load()) return now + std::chrono::hours(1);
+    // Through run(): an application thread waiting on the ports holds them
+    // (a simulation's spin loop, always), and applies it when woken.
+    if (has_retries_.load() && now.time_since_epoch().count() >= next_retry_ns_.load()) {
+        next_retry_ns_ = (now + retry_first).time_since_epoch().count();
+        run([this] { retry_links(Clock::now()); });
+    }
     const bool app_active = app_leading_.load() || steady_now_ns() - last_app_drain_ns_.load() < app_quiet_ns;
     if (app_active) {
         // An application thread is reading: stay out of its way (and do not

@@ -99,6 +99,8 @@ private:
     void delivered();                        // wakes followers after a drain that delivered
     void set_reactor_watch(bool watch);      // reactor thread only
     InPort* port_for(const std::string& locator);
+    bool try_link(const std::vector<std::string>& candidates, bool first_try);  // io_ held
+    void retry_links(Clock::time_point now);                                   // io_ held
 
     std::vector<std::unique_ptr<InPort>> ports_;
     std::vector<bool> fired_;  // io holder only: ports whose fd wait_ports saw fire (drain them)
@@ -129,6 +131,15 @@ private:
     std::atomic<std::uint64_t> unrouted_{0};
     std::unordered_map<std::string, std::string> connections_;  // io holder only: link (its best locator) -> locator in use
     std::set<std::string> fallbacks_said_;                       // io holder only: schemes a link fell back from
+    struct Retry {
+        std::vector<std::string> candidates;
+        Clock::time_point at;
+        std::chrono::milliseconds interval;
+    };
+    static constexpr std::chrono::milliseconds retry_first{100}, retry_max{1000};
+    std::vector<Retry> retries_;            // io holder only: links none of whose locators opened yet
+    std::atomic<bool> has_retries_{false};
+    std::atomic<Clock::rep> next_retry_ns_{0};  // when the reactor next hands retry_links() to the io holder
     mutable std::mutex in_use_mutex_;
     std::map<std::string, std::string> in_use_;                  // connections_, readable by any thread
 };
