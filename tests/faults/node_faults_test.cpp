@@ -193,34 +193,23 @@ TEST_CASE("after refusing an oversized frame, a subscriber hears from that publi
 }
 
 namespace {
-// Whether the TCP connection to 127.0.0.1:`port` has its peer's FIN (CLOSE_WAIT
-// in /proc/net/tcp): then everything the peer sent before hanging up is in
-// this host's kernel, waiting to be read.
-bool peer_hung_up(int port) {
+// Whether a TCP connection to 127.0.0.1:`port` is in `state` (as /proc/net/tcp
+// writes it: "01" ESTABLISHED; "08" CLOSE_WAIT, the peer's FIN is in: everything
+// it sent before hanging up is in this host's kernel, waiting to be read).
+bool link_in_state(int port, const char* state) {
     std::ifstream tcp("/proc/net/tcp");
     char want[8];
     std::snprintf(want, sizeof want, ":%04X", port);
     for (std::string line; std::getline(tcp, line);) {
         std::istringstream fields(line);
-        std::string slot, local, remote, state;
-        fields >> slot >> local >> remote >> state;
-        if (remote.size() > 5 && remote.compare(remote.size() - 5, 5, want) == 0 && state == "08") return true;
+        std::string slot, local, remote, st;
+        fields >> slot >> local >> remote >> st;
+        if (remote.size() > 5 && remote.compare(remote.size() - 5, 5, want) == 0 && st == state) return true;
     }
     return false;
 }
-// Whether a TCP connection to 127.0.0.1:`port` is established (ESTABLISHED in /proc/net/tcp).
-bool link_established(int port) {
-    std::ifstream tcp("/proc/net/tcp");
-    char want[8];
-    std::snprintf(want, sizeof want, ":%04X", port);
-    for (std::string line; std::getline(tcp, line);) {
-        std::istringstream fields(line);
-        std::string slot, local, remote, state;
-        fields >> slot >> local >> remote >> state;
-        if (remote.size() > 5 && remote.compare(remote.size() - 5, 5, want) == 0 && state == "01") return true;
-    }
-    return false;
-}
+bool peer_hung_up(int port) { return link_in_state(port, "08"); }
+bool link_established(int port) { return link_in_state(port, "01"); }
 
 std::string tcp_lines(int port) {
     std::ifstream tcp("/proc/net/tcp");
