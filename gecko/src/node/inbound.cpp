@@ -48,6 +48,7 @@ Inbound::Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::ve
                  Notices& notices, Reactor& reactor)
     : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor) {
     fired_.assign(ports_.size(), false);
+    pollfds_.resize(ports_.size() + 2);
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
@@ -159,10 +160,9 @@ bool Inbound::try_link(const std::vector<std::string>& candidates, bool first_tr
         InPort* port = port_for(locator);
         std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
         if (port && port->connect(locator, why)) {
-            connections_.emplace(link, locator);
             {
-                std::lock_guard<std::mutex> lock(in_use_mutex_);
-                in_use_[link] = locator;
+                std::lock_guard<std::mutex> lock(connections_mutex_);
+                connections_.emplace(link, locator);
             }
             // Said once per node and scheme: with many peers on one host it would repeat.
             if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
@@ -212,15 +212,14 @@ void Inbound::disconnect(const std::string& locator) {
         const auto it = connections_.find(locator);
         if (it == connections_.end()) return;
         if (InPort* port = port_for(it->second)) port->disconnect(it->second);
+        std::lock_guard<std::mutex> lock(connections_mutex_);
         connections_.erase(it);
-        std::lock_guard<std::mutex> lock(in_use_mutex_);
-        in_use_.erase(locator);
     });
 }
 
 std::map<std::string, std::string> Inbound::links_in_use() const {
-    std::lock_guard<std::mutex> lock(in_use_mutex_);
-    return in_use_;
+    std::lock_guard<std::mutex> lock(connections_mutex_);
+    return connections_;
 }
 
 // ---- draining ------------------------------------------------------------------------------------
@@ -329,10 +328,10 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
             if (!p->prepare_wait()) return;
         // Every port was just drained (take() until false), so each event fd
         // fires again on the next arrival.
-        std::vector<pollfd> fds;
-        for (auto& p : ports_) fds.push_back(pollfd{p->event_fd(), POLLIN, 0});
-        fds.push_back(pollfd{wake_fd_, POLLIN, 0});
-        fds.push_back(pollfd{shutdown_fd(), POLLIN, 0});
+        std::vector<pollfd>& fds = pollfds_;  // sized once: no allocation per wait
+        for (std::size_t i = 0; i < ports_.size(); ++i) fds[i] = pollfd{ports_[i]->event_fd(), POLLIN, 0};
+        fds[ports_.size()] = pollfd{wake_fd_, POLLIN, 0};
+        fds[ports_.size() + 1] = pollfd{shutdown_fd(), POLLIN, 0};
         // At most 100 ms: ports that watch something outside their fd (a
         // dropped ZeroMQ link) look at it in prepare_wait().
         const auto ms = static_cast<int>(std::min<std::int64_t>((timeout.count() + 999999) / 1000000, 100));

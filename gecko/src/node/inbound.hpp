@@ -17,6 +17,8 @@
 // stay fresh: what a slow reader gets is at most depth × the publish period
 // plus ~10 ms old, never seconds of transport backlog.
 
+#include <poll.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -104,6 +106,7 @@ private:
 
     std::vector<std::unique_ptr<InPort>> ports_;
     std::vector<bool> fired_;  // io holder only: ports whose fd wait_ports saw fire (drain them)
+    std::vector<pollfd> pollfds_;  // io holder only: wait_ports' poll set (ports, wake, shutdown)
     std::vector<std::vector<std::string>> schemes_;
     Notices& notices_;
     Reactor& reactor_;
@@ -129,7 +132,10 @@ private:
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};
-    std::unordered_map<std::string, std::string> connections_;  // io holder only: link (its best locator) -> locator in use
+    // Links to other nodes: the link's name (its best locator) -> the locator in use. Changed by the
+    // io holder only, under connections_mutex_ (so that links_in_use() may read it from any thread).
+    mutable std::mutex connections_mutex_;
+    std::map<std::string, std::string> connections_;
     std::set<std::string> fallbacks_said_;                       // io holder only: schemes a link fell back from
     struct Retry {
         std::vector<std::string> candidates;
@@ -140,8 +146,6 @@ private:
     std::vector<Retry> retries_;            // io holder only: links none of whose locators opened yet
     std::atomic<bool> has_retries_{false};
     std::atomic<Clock::rep> next_retry_ns_{0};  // when the reactor next hands retry_links() to the io holder
-    mutable std::mutex in_use_mutex_;
-    std::map<std::string, std::string> in_use_;                  // connections_, readable by any thread
 };
 
 }  // namespace gecko::detail
