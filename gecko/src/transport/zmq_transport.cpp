@@ -268,11 +268,7 @@ public:
             // A drain ends here every time: asking the monitor each time
             // would cost a system call per drain. wait() polls its fd; a
             // reader that never waits still looks every few milliseconds.
-            const auto now = std::chrono::steady_clock::now();
-            if (now - monitor_checked_ >= std::chrono::milliseconds(5)) {
-                monitor_checked_ = now;
-                reconnect_dropped();
-            }
+            look_at_monitor(false);
             // ZeroMQ processed the socket's pending commands before saying
             // EAGAIN: its fd now fires on the next arrival.
             drained_ = true;
@@ -313,17 +309,20 @@ public:
     // Waited on with other ports: the monitor is not in that poll, so look at
     // it here (the caller wakes at least every 100 ms to call this again).
     bool prepare_wait() override {
-        if (monitor_fd_ >= 0) {
-            const auto now = std::chrono::steady_clock::now();
-            if (!dropped_.empty() || now - monitor_checked_ >= std::chrono::milliseconds(5)) {
-                monitor_checked_ = now;
-                reconnect_dropped();
-            }
-        }
+        look_at_monitor(!dropped_.empty());
         return !ready_now();
     }
 
 private:
+    // reconnect_dropped() at most every 5 ms (each look is a system call), or now if `due`.
+    void look_at_monitor(bool due) {
+        if (monitor_fd_ < 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (!due && now - monitor_checked_ < std::chrono::milliseconds(5)) return;
+        monitor_checked_ = now;
+        reconnect_dropped();
+    }
+
     // Reads the monitor's events (never blocks) and connects again every
     // locator of ours whose link dropped for good. A link that dropped because
     // the peer went away is ZeroMQ's to re-establish (it says so with
