@@ -13,9 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace gecko::detail {
 
@@ -92,5 +94,25 @@ private:
     alignas(std::max_align_t) unsigned char storage_[storage_size];
     const Ops* ops_ = nullptr;
 };
+
+/// Bytes on the heap that several Frames may own together (in-process queues
+/// share one copy among their peers; shared memory copies a frame out when
+/// its reader holds too many chunks).
+using SharedBytes = std::shared_ptr<const std::vector<std::uint8_t>>;
+
+namespace frame_detail {
+inline const std::uint8_t* bytes_data(const void* h) noexcept { return (*static_cast<const SharedBytes*>(h))->data(); }
+inline std::size_t bytes_size(const void* h) noexcept { return (*static_cast<const SharedBytes*>(h))->size(); }
+inline void bytes_move(void* from, void* to) noexcept { new (to) SharedBytes(std::move(*static_cast<SharedBytes*>(from))); }
+inline void bytes_destroy(void* h) noexcept { static_cast<SharedBytes*>(h)->~SharedBytes(); }
+inline bool bytes_share(const void* h, void* to) noexcept {
+    new (to) SharedBytes(*static_cast<const SharedBytes*>(h));
+    return true;
+}
+inline const Frame::Ops shared_bytes_ops{bytes_data, bytes_size, bytes_move, bytes_destroy, bytes_share};
+}  // namespace frame_detail
+
+/// A Frame owning (a share of) `bytes`.
+inline Frame frame_of(SharedBytes bytes) noexcept { return Frame::adopt(std::move(bytes), frame_detail::shared_bytes_ops); }
 
 }  // namespace gecko::detail

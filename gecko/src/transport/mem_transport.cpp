@@ -22,17 +22,7 @@
 namespace gecko::detail {
 namespace {
 
-using Bytes = std::shared_ptr<const std::vector<std::uint8_t>>;
-
-const std::uint8_t* bytes_data(const void* h) noexcept { return (*static_cast<const Bytes*>(h))->data(); }
-std::size_t bytes_size(const void* h) noexcept { return (*static_cast<const Bytes*>(h))->size(); }
-void bytes_move(void* from, void* to) noexcept { new (to) Bytes(std::move(*static_cast<Bytes*>(from))); }
-void bytes_destroy(void* h) noexcept { static_cast<Bytes*>(h)->~Bytes(); }
-bool bytes_share(const void* h, void* to) noexcept {
-    new (to) Bytes(*static_cast<const Bytes*>(h));
-    return true;
-}
-const Frame::Ops mem_frame_ops{bytes_data, bytes_size, bytes_move, bytes_destroy, bytes_share};
+using Bytes = SharedBytes;
 
 class MemOutPort;
 class MemInPort;
@@ -203,7 +193,7 @@ public:
             b = std::move(queue_.frames.front());
             queue_.frames.pop_front();
         }
-        out = Frame::adopt(std::move(b), mem_frame_ops);
+        out = frame_of(std::move(b));
         return true;
     }
 

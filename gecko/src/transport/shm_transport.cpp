@@ -911,17 +911,6 @@ bool chunk_share(const void* h, void* to) noexcept {
 }
 const Frame::Ops chunk_frame_ops{chunk_data, chunk_size, chunk_move, chunk_destroy, chunk_share};
 
-// A frame copied out of shared memory (too many chunks held).
-using Bytes = std::shared_ptr<const std::vector<std::uint8_t>>;
-const std::uint8_t* bytes_data(const void* h) noexcept { return (*static_cast<const Bytes*>(h))->data(); }
-std::size_t bytes_size(const void* h) noexcept { return (*static_cast<const Bytes*>(h))->size(); }
-void bytes_move(void* from, void* to) noexcept { new (to) Bytes(std::move(*static_cast<Bytes*>(from))); }
-void bytes_destroy(void* h) noexcept { static_cast<Bytes*>(h)->~Bytes(); }
-bool bytes_share(const void* h, void* to) noexcept {
-    new (to) Bytes(*static_cast<const Bytes*>(h));
-    return true;
-}
-const Frame::Ops heap_frame_ops{bytes_data, bytes_size, bytes_move, bytes_destroy, bytes_share};
 
 class ShmInPort final : public InPort {
 public:
@@ -1383,10 +1372,10 @@ private:
             return false;
         }
         if (l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k]) {
-            Bytes bytes = std::make_shared<const std::vector<std::uint8_t>>(data, data + size);
+            SharedBytes bytes = std::make_shared<const std::vector<std::uint8_t>>(data, data + size);
             v.desc(c).owners.fetch_and(~l.bit, std::memory_order_acq_rel);
             ++copied_;
-            out = Frame::adopt(std::move(bytes), heap_frame_ops);
+            out = frame_of(std::move(bytes));  // a copy out of shared memory (too many chunks held)
             return true;
         }
         l.local[c].store(1, std::memory_order_relaxed);
