@@ -279,18 +279,13 @@ bool NodeImpl::restrict_to_shared_memory(std::vector<std::string>& usable, const
         return true;
     }
     if (options_.shared_memory != SharedMemory::required) return true;
-    const bool same_host = there.host_id.empty() ? there.host == here_.host : there.host_id == here_.host_id;
-    if (!same_host) return true;
+    const Reach between = reach_between(here_, there);
+    if (between == Reach::network) return true;
     // On this host: shared memory, or the same process's own transports (narrower still).
-    const bool same_process = there.pid == here_.pid && there.pid_namespace == here_.pid_namespace;
     usable.erase(std::remove_if(usable.begin(), usable.end(),
                                 [&](const std::string& l) {
-                                    const auto kind = transport_for(scheme_of(l));
-                                    bool process_reach = false;
-                                    if (kind)
-                                        for (const auto& s : kind->schemes)
-                                            if (s.scheme == scheme_of(l)) process_reach = s.reach == Reach::process;
-                                    return !is_shm(l) && !(same_process && process_reach);
+                                    const bool process_local = between == Reach::process && reach_of(scheme_of(l)) == Reach::process;
+                                    return !is_shm(l) && !process_local;
                                 }),
                  usable.end());
     if (!usable.empty()) return true;

@@ -4,7 +4,7 @@
 //   - one out-port and one in-port per transport (outbound.hpp, inbound.hpp),
 //   - its reactor thread (reactor.hpp) and, on it, its discovery session,
 //   - its links to other nodes: one per node it receives from, on the one
-//     locator chosen for that pair (choose_locator),
+//     locator chosen for that pair (usable_locators),
 //   - its entities, which handles (Publisher, Subscriber, ...) share with it:
 //     a handle keeps the NodeImpl's memory alive, but close() (at ~Node) ends
 //     everything it does; the handles then see `closed()`.

@@ -61,23 +61,30 @@ std::string pick(const std::vector<std::string>& locators, Reach reach) {
 
 }  // namespace
 
-std::vector<std::string> usable_locators(const std::vector<std::string>& locators, const Whereabouts& here,
-                                         const Whereabouts& there) {
+Reach reach_between(const Whereabouts& here, const Whereabouts& there) noexcept {
     // The same /tmp and /dev/shm: equal host ids (boot id + mount namespace);
     // a peer that sent none is compared by host name.
     const bool same_host = there.host_id.empty() ? there.host == here.host : there.host_id == here.host_id;
-    const bool same_process = same_host && there.pid == here.pid && there.pid_namespace == here.pid_namespace;
-    // The narrowest reach that applies first; a wider one always works too.
-    std::vector<std::string> out;
-    if (same_process) pick_all(locators, Reach::process, out);
-    if (same_host) pick_all(locators, Reach::host, out);
-    pick_all(locators, Reach::network, out);
-    return out;
+    if (!same_host) return Reach::network;
+    return there.pid == here.pid && there.pid_namespace == here.pid_namespace ? Reach::process : Reach::host;
 }
 
-std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there) {
-    const auto usable = usable_locators(locators, here, there);
-    return usable.empty() ? std::string() : usable.front();
+Reach reach_of(std::string_view scheme) noexcept {
+    for (const auto& kind : transport_kinds())
+        for (const auto& s : kind.schemes)
+            if (s.scheme == scheme) return s.reach;
+    return Reach::network;
+}
+
+std::vector<std::string> usable_locators(const std::vector<std::string>& locators, const Whereabouts& here,
+                                         const Whereabouts& there) {
+    // The narrowest reach that applies first; a wider one always works too.
+    const Reach between = reach_between(here, there);
+    std::vector<std::string> out;
+    if (between == Reach::process) pick_all(locators, Reach::process, out);
+    if (between != Reach::network) pick_all(locators, Reach::host, out);
+    pick_all(locators, Reach::network, out);
+    return out;
 }
 
 std::string self_locator(const std::vector<std::string>& locators) {

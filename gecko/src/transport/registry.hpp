@@ -43,12 +43,15 @@ const TransportKind* transport_for(std::string_view scheme) noexcept;
 /// "inproc, ipc, tcp, mem": for error messages.
 std::string known_schemes();
 
-/// Which of a peer's `locators` a node at `here` uses to reach it at `there`:
-/// the narrowest reach that applies (same process, same host, network), and
-/// within one reach the registry's order. Empty if none can reach it.
-std::string choose_locator(const std::vector<std::string>& locators, const Whereabouts& here, const Whereabouts& there);
+/// How far apart two nodes are: the same process, the same host (the same
+/// /tmp and /dev/shm), or only the network.
+Reach reach_between(const Whereabouts& here, const Whereabouts& there) noexcept;
+/// How far a scheme's locators reach; Reach::network for an unknown scheme.
+Reach reach_of(std::string_view scheme) noexcept;
+
 /// Every one of a peer's `locators` a node at `here` can use to reach it at
-/// `there`, best first (the order choose_locator picks by): when the first
+/// `there`, best first: the narrowest reach that applies (same process, same
+/// host, network), and within one reach the registry's order. When the first
 /// cannot be opened (shared memory in another container, say), the next one
 /// serves.
 std::vector<std::string> usable_locators(const std::vector<std::string>& locators, const Whereabouts& here,

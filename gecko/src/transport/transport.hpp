@@ -3,7 +3,7 @@
 // The transport seam. A node sends every frame through one OutPort per
 // transport and receives through one InPort per transport; which transport a
 // pair of nodes uses is chosen once, from the locators discovery carries
-// (choose_locator). Nothing above this file knows what a ZeroMQ socket or a
+// (usable_locators). Nothing above this file knows what a ZeroMQ socket or a
 // shared-memory ring is: a new transport is a new file that implements these
 // three classes plus an entry in the registry (registry.hpp), by locator scheme.
 //
