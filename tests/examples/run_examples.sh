@@ -55,6 +55,14 @@ expect_lines echo_scan.out 1 '^--- scan #[0-9]+ from lidar_driver@.*\(gecko\.msg
 expect_lines echo_scan.out 1 '^ranges: \[4\.0, .*\.\.\. \+1968 more\]$'
 echo "ok: pub_lidar_compressed -> gecko echo, compressed sweep of 2000 points"
 
+# pub_camera_loaned + gecko echo: a 640x480 image written in place, read over shared memory.
+background pub_camera "$bin/pub_camera_loaned" --key "$key"
+run echo_camera "$bin/gecko" echo --key "$key" camera --count 1
+expect_lines echo_camera.out 1 '^--- camera #[0-9]+ from camera_driver@.*\(gecko\.msgs\.Image, 900 KiB payload, 900 KiB on the wire\)$'
+expect_lines echo_camera.out 1 '^width: 640$'
+expect_lines echo_camera.out 1 '^data: <921600 bytes: '
+echo "ok: pub_camera_loaned -> gecko echo, a 900 KiB image"
+
 # Usage: --help prints the node options and exits 0; no key is a usage error (2), said plainly.
 run help "$bin/sub_imu" --help
 expect_lines help.out 1 '^  -k, --key KEY '
@@ -76,7 +84,7 @@ usage_error() {
     expect_lines "$name.err" 1 "$regex"
 }
 bad_group=(--key "$key" --multicast 239.1.2.3:70000)
-for program in pub_imu sub_imu add_server add_client pub_lidar_compressed gecko-controller gecko-sim gecko-click-gateway; do
+for program in pub_imu sub_imu add_server add_client pub_lidar_compressed pub_camera_loaned gecko-controller gecko-sim gecko-click-gateway; do
     [[ -x "$bin/$program" ]] || continue  # built only with the examples / the gateway
     usage_error "multicast_$program" "--multicast" "$bin/$program" "${bad_group[@]}"
 done

@@ -96,6 +96,13 @@ struct WithView {
     GECKO_MSG_FIELDS(name, payload)
 };
 
+struct WithRoom {  // test.WithView, its payload filled after encoding
+    static constexpr const char* type_name = "test.WithView";
+    std::string name;
+    gecko::BytesToFill payload;
+    GECKO_MSG_FIELDS(name, payload)
+};
+
 struct WithBlob {
     static constexpr const char* type_name = "test.WithView";  // the same wire form as WithView
     std::string name;
@@ -522,6 +529,31 @@ TEST_CASE("a BytesView field points into the decoded input, without a copy", "[w
     CHECK(error_of<wt::WithView>(map1("payload", [](Packer& pk) { pk.pack(std::string("s")); })) ==
           "test.WithView: field 'payload' has msgpack type str, expected a bin");
     CHECK(decoded<wt::WithView>(wire(wt::WithView{})).payload.empty());
+}
+
+TEST_CASE("a BytesToFill field reserves its bytes in place, zeroed in a Buffer", "[wire][message][fill]") {
+    wt::WithRoom room{"frame", gecko::BytesToFill(5000)};
+    gecko::Buffer out;
+    out.write("junk", 4);  // encoding appends
+    gecko::wire::encode(out, room);
+    REQUIRE(room.payload.data() != nullptr);
+    CHECK(room.payload.data() + 5000 == out.data() + out.size());  // the last field, inside the buffer
+    CHECK(room.payload.data()[0] == 0);
+    CHECK(room.payload.data()[4999] == 0);
+    std::memset(room.payload.data(), 0x5a, 5000);  // filled after encoding
+
+    // The same bytes as a BytesView message holding that content.
+    wt::WithBlob blob;
+    blob.name = "frame";
+    blob.payload.assign(5000, 0x5a);
+    CHECK(Bytes(out.data() + 4, out.data() + out.size()) == wire(blob));
+
+    // A stream that cannot reserve (msgpack-c's sbuffer) gets zeros, and no pointer.
+    msgpack::sbuffer sb;
+    gecko::wire::encode(sb, room);
+    CHECK(room.payload.data() == nullptr);
+    blob.payload.assign(5000, 0);
+    CHECK(Bytes(sb.data(), sb.data() + sb.size()) == wire(blob));
 }
 
 // ---- bounds ----

@@ -43,6 +43,14 @@ public:
         raw_.publish_frame(buffer);
     }
 
+    /// Lends memory for one message of up to `payload_capacity` encoded
+    /// bytes: encode a T into it (Loan::encode), fill its gecko::BytesToFill
+    /// fields in place, then publish(std::move(loan)). Over shared memory
+    /// nothing is copied on the way to the subscribers (gecko/loan.hpp).
+    Loan loan(std::size_t payload_capacity) { return raw_.loan(payload_capacity); }
+    /// Publishes a loan (its payload: a T, encoded). Thread-safe.
+    void publish(Loan&& loan) { raw_.publish(std::move(loan)); }
+
     /// Subscribers connected now.
     std::size_t subscriber_count() const { return raw_.subscriber_count(); }
     /// Who listens now (RawPublisher::subscribers()).

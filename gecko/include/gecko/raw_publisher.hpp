@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gecko/buffer.hpp"
+#include "gecko/loan.hpp"
 #include "gecko/stats.hpp"
 
 namespace gecko {
@@ -59,6 +60,16 @@ public:
     /// it may be emptied (its memory handed to the transport). Thread-safe.
     /// @throws gecko::Error (Errc::closed) once the Node is destroyed.
     void publish_frame(Buffer& buffer);
+
+    /// Lends memory for a payload of up to `payload_capacity` bytes, to be
+    /// written in place and published with publish(Loan&&) (gecko/loan.hpp).
+    /// Thread-safe; never blocks.
+    /// @throws gecko::Error (Errc::closed) once the Node is destroyed.
+    Loan loan(std::size_t payload_capacity);
+    /// Publishes what was written into `loan` (msgpack), from where it is.
+    /// @throws gecko::Error (Errc::invalid_argument) for an empty loan or
+    /// another publisher's; (Errc::closed) once the Node is destroyed.
+    void publish(Loan&& loan);
 
     /// The room publish_frame() wants before the payload (48 bytes).
     static std::size_t frame_header_room() noexcept;

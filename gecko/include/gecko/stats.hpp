@@ -19,6 +19,7 @@ struct PublisherStats {
     std::uint64_t messages = 0;        ///< frames sent
     std::uint64_t bytes = 0;           ///< bytes sent (after compression)
     std::uint64_t compressed = 0;      ///< frames sent compressed
+    std::uint64_t loaned = 0;          ///< frames sent from a loan in shared memory, without a copy (gecko/loan.hpp)
     /// Frames a link reported it could not queue for a subscriber (in-process
     /// and shared-memory links, which know). ZeroMQ links cannot tell the
     /// sender: their losses are counted by each subscriber as `drops`.

@@ -67,6 +67,60 @@ SendResult Outbound::send(Buffer& frame) {
     return total;
 }
 
+bool Outbound::lend(std::size_t capacity, std::size_t& port, FrameLoan& loan) {
+    for (std::size_t i = 0; i < ports_.size(); ++i) {
+        Port& p = *ports_[i];
+        std::lock_guard<std::mutex> lock(p.mutex);
+        if (p.port && p.port->lend(capacity, loan)) {
+            port = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+SendResult Outbound::send_loan(std::size_t port, FrameLoan& loan, std::size_t size) {
+    SendResult total{false, 0};
+    if (port >= ports_.size()) return total;
+    const wire::Channel channel = wire::load_channel(loan.data);
+    for (std::size_t i = 0; i < ports_.size(); ++i) {
+        if (i == port || !heard_on(i, channel)) continue;  // no copy for a port nobody listens on
+        Buffer copy;
+        copy.write(reinterpret_cast<const char*>(loan.data), size);
+        Port& p = *ports_[i];
+        std::lock_guard<std::mutex> lock(p.mutex);
+        if (!p.port) continue;
+        const SendResult r = p.port->send(copy);
+        total.sent = total.sent || r.sent;
+        total.dropped += r.dropped;
+    }
+    Port& p = *ports_[port];
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.port) {
+        const SendResult r = p.port->send_loan(loan, size);
+        total.sent = total.sent || r.sent;
+        total.dropped += r.dropped;
+    }
+    return total;
+}
+
+void Outbound::return_loan(std::size_t port, FrameLoan& loan) {
+    if (port >= ports_.size()) return;
+    Port& p = *ports_[port];
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.port) p.port->return_loan(loan);
+}
+
+bool Outbound::heard_on(std::size_t port, wire::Channel channel) {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    if (const auto it = subscribed_.find(channel); it != subscribed_.end())
+        for (const auto& [id, s] : it->second)
+            if (s.port == port) return true;
+    for (const auto& [id, w] : wildcards_)
+        if (w.port == port && wire::key_part(w.who.channel) == wire::key_part(channel)) return true;
+    return false;
+}
+
 void Outbound::add(Sending& s) {
     std::lock_guard<std::mutex> lock(table_mutex_);
     senders_.emplace(s.channel, &s);

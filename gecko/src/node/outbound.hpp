@@ -53,6 +53,15 @@ public:
 
     /// Sends a complete frame on every port. Thread-safe.
     SendResult send(Buffer& frame);
+    /// Lends memory for a frame of up to `capacity` bytes from the first port
+    /// that lends (shared memory); false if none does. Thread-safe.
+    bool lend(std::size_t capacity, std::size_t& port, FrameLoan& loan);
+    /// Sends a complete frame written in a loan: from where it is on the port
+    /// that lent it, as a copy on every other port with a subscriber of its
+    /// channel. The loan is used up. Thread-safe.
+    SendResult send_loan(std::size_t port, FrameLoan& loan, std::size_t size);
+    /// Takes back a loan that will not be sent. Thread-safe.
+    void return_loan(std::size_t port, FrameLoan& loan);
     /// Sends a frame directed at one entity (its channel: `channel`) now if
     /// that entity's subscription has arrived, else holds it until it does,
     /// for at most `hold`: a service's reply can race the client's
@@ -95,6 +104,7 @@ private:
     void count_for(Sending& s);                              // table_mutex_ held
     void replay(Sending& s, const Subscribed& to);
     void send_to_port(std::size_t port, Buffer& frame);
+    bool heard_on(std::size_t port, wire::Channel channel);  // a subscriber of `channel` joined on that port
     void release_held(wire::Channel channel, std::size_t port);  // table_mutex_ held
     void expire_held(Clock::time_point now);                     // table_mutex_ held
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "gecko/error.hpp"
+#include "gecko/loan.hpp"
 #include "gecko/raw_publisher.hpp"
 #include "gecko/time.hpp"
 #include "gecko/wire/control.hpp"
@@ -79,15 +80,10 @@ public:
         const std::size_t room = wire::frame_header_size;
         if (buffer.size() < room) throw Error(Errc::invalid_argument, "publish_frame: the buffer has no header room");
         const std::size_t payload = buffer.size() - room;
-        if (payload > UINT32_MAX)
-            throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': a payload of " + std::to_string(payload) +
-                                                    " bytes does not fit a frame (at most 4 GiB)");
+        check_payload_size(payload);
         std::lock_guard<std::mutex> lock(mutex_);
         if (closed_) node_->throw_closed("publisher of '" + topic_ + "'");
-        const std::int64_t now = now_ns();  // one clock read: the send stamp also paces the event check
-        header_.sequence = ++sequence_;
-        header_.send_time_ns = now;
-        header_.payload_size = static_cast<std::uint32_t>(payload);
+        const std::int64_t now = stamp(payload);
         Buffer* frame = &buffer;
         if (options_.compress_above && payload > *options_.compress_above) {
             header_.flags = wire::frame_flags::compressed;
@@ -96,22 +92,62 @@ public:
                 throw Error(Errc::transport, "zlib failed to compress a message on '" + topic_ + "'");
             frame = &compressed_;
             ++stats_.compressed;
-        } else {
-            header_.flags = 0;
         }
         wire::write_frame_header(frame->data(), header_);
-        if (sending_.latched) node_->outbound().keep_last(sending_, frame->data(), frame->size());
-        if (sending_.subscribers.load(std::memory_order_relaxed) == 0) ++stats_.unheard;
-        stats_.bytes += frame->size();
-        const SendResult r = node_->outbound().send(*frame);  // may take the frame's memory (large frames)
-        ++stats_.messages;
-        stats_.dropped += r.dropped;
-        // Subscribers that joined while we were sending: the port's fd fired for
-        // our send, not the reactor's; tell it now and then.
-        if (now - next_event_check_ns_ >= 0) {
-            next_event_check_ns_ = now + 20'000'000;
-            if (node_->outbound().events_pending()) node_->reactor().wake();
+        before_send(frame->data(), frame->size());
+        after_send(node_->outbound().send(*frame), now);  // may take the frame's memory (large frames)
+    }
+
+    Loan loan(std::size_t payload_capacity, std::shared_ptr<PublisherImpl> self) {
+        check_payload_size(payload_capacity);
+        if (closed()) node_->throw_closed("publisher of '" + topic_ + "'");
+        const std::size_t room = wire::frame_header_size;
+        Loan l;
+        l.owner_ = std::move(self);
+        l.capacity_ = payload_capacity;
+        FrameLoan f;
+        if (node_->outbound().lend(room + payload_capacity, l.port_, f)) {
+            l.frame_ = f.data;
+            l.lent_capacity_ = f.capacity;
+            l.token_ = f.token;
+            l.keep_ = std::move(f.keep);
+        } else {
+            l.heap_.resize(room + payload_capacity);
+            l.frame_ = l.heap_.data();
         }
+        return l;
+    }
+
+    void publish_loan(Loan& l) {
+        if (!l) throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': the loan is empty (published already, or moved from)");
+        if (l.owner_.get() != this)
+            throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': the loan is another publisher's");
+        const std::size_t room = wire::frame_header_size;
+        const std::size_t size = room + l.size_;
+        if (!l.keep_ || (options_.compress_above && l.size_ > *options_.compress_above)) {
+            // Ordinary memory, or a frame compressed into other memory: the Buffer path.
+            Buffer frame = l.keep_ ? Buffer{} : std::move(l.heap_);
+            if (l.keep_) frame.write(reinterpret_cast<const char*>(l.frame_), size);
+            frame.resize(size);
+            l.give_back();
+            publish_frame(frame);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (closed_) node_->throw_closed("publisher of '" + topic_ + "'");
+        const std::int64_t now = stamp(l.size_);
+        wire::write_frame_header(l.frame_, header_);
+        before_send(l.frame_, size);
+        FrameLoan f{l.frame_, l.lent_capacity_, l.token_, std::move(l.keep_)};
+        const std::size_t port = l.port_;
+        l.forget();  // the port has it from here
+        ++stats_.loaned;
+        after_send(node_->outbound().send_loan(port, f, size), now);
+    }
+
+    void return_loan(Loan& l) noexcept {
+        FrameLoan f{l.frame_, l.lent_capacity_, l.token_, l.keep_};
+        node_->outbound().return_loan(l.port_, f);
     }
 
     void publish_payload(const void* payload, std::size_t size) {
@@ -156,6 +192,40 @@ public:
     }
 
 private:
+    void check_payload_size(std::size_t payload) const {
+        if (payload > UINT32_MAX)
+            throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': a payload of " + std::to_string(payload) +
+                                                    " bytes does not fit a frame (at most 4 GiB)");
+    }
+
+    // The header of the next frame (mutex_ held); returns the send time. One
+    // clock read: the send stamp also paces the event check.
+    std::int64_t stamp(std::size_t payload) {
+        const std::int64_t now = now_ns();
+        header_.sequence = ++sequence_;
+        header_.send_time_ns = now;
+        header_.payload_size = static_cast<std::uint32_t>(payload);
+        header_.flags = 0;
+        return now;
+    }
+
+    void before_send(const std::uint8_t* frame, std::size_t size) {
+        if (sending_.latched) node_->outbound().keep_last(sending_, frame, size);
+        if (sending_.subscribers.load(std::memory_order_relaxed) == 0) ++stats_.unheard;
+        stats_.bytes += size;
+    }
+
+    void after_send(const SendResult& r, std::int64_t now) {
+        ++stats_.messages;
+        stats_.dropped += r.dropped;
+        // Subscribers that joined while we were sending: the port's fd fired for
+        // our send, not the reactor's; tell it now and then.
+        if (now - next_event_check_ns_ >= 0) {
+            next_event_check_ns_ = now + 20'000'000;
+            if (node_->outbound().events_pending()) node_->reactor().wake();
+        }
+    }
+
     // Says "end" (with the last sequence) to every subscriber, in order after
     // the data, so that what did not reach them is counted, and stops sending.
     void close() {
@@ -223,5 +293,49 @@ bool RawPublisher::wait_for_subscribers(std::size_t count, std::chrono::millisec
     return impl_->wait_for_subscribers(count, timeout);
 }
 PublisherStats RawPublisher::stats() const { return impl_->stats(); }
+Loan RawPublisher::loan(std::size_t payload_capacity) { return impl_->loan(payload_capacity, impl_); }
+void RawPublisher::publish(Loan&& loan) { impl_->publish_loan(loan); }
+
+Loan::~Loan() { give_back(); }
+
+Loan::Loan(Loan&& other) noexcept
+    : owner_(std::move(other.owner_)), frame_(std::exchange(other.frame_, nullptr)), size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)), keep_(std::move(other.keep_)), token_(other.token_),
+      port_(other.port_), lent_capacity_(other.lent_capacity_), heap_(std::move(other.heap_)) {}
+
+Loan& Loan::operator=(Loan&& other) noexcept {
+    if (this != &other) {
+        give_back();
+        owner_ = std::move(other.owner_);
+        frame_ = std::exchange(other.frame_, nullptr);
+        size_ = std::exchange(other.size_, 0);
+        capacity_ = std::exchange(other.capacity_, 0);
+        keep_ = std::move(other.keep_);
+        token_ = other.token_;
+        port_ = other.port_;
+        lent_capacity_ = other.lent_capacity_;
+        heap_ = std::move(other.heap_);
+    }
+    return *this;
+}
+
+void Loan::overflow(std::size_t n) const {
+    throw Error(Errc::invalid_argument, "a loan of " + std::to_string(capacity_) + " bytes has " +
+                                            std::to_string(capacity_ - size_) + " left, " + std::to_string(n) +
+                                            " more were written: ask loan() for more");
+}
+
+void Loan::give_back() noexcept {
+    if (keep_ && owner_) owner_->return_loan(*this);
+    forget();
+}
+
+void Loan::forget() noexcept {
+    owner_.reset();
+    keep_.reset();
+    frame_ = nullptr;
+    size_ = capacity_ = 0;
+    heap_ = Buffer{};
+}
 
 }  // namespace gecko

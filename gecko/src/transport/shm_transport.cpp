@@ -246,23 +246,23 @@ public:
         const std::string base_name = name;
         for (int n = 1;; ++n) {
             path_ = config.directory + "/" + name;
-            map_.fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-            if (map_.fd >= 0 || errno != EEXIST || exact || n > 64) break;
+            map_->fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (map_->fd >= 0 || errno != EEXIST || exact || n > 64) break;
             name = base_name + "-" + std::to_string(n);
         }
-        if (map_.fd < 0)
+        if (map_->fd < 0)
             throw Error(Errc::transport, "cannot create the shared-memory segment " + path_ + ": " + std::strerror(errno));
         created_ = true;
         name_ = name;
-        map_.size = g.total;
-        if (::ftruncate(map_.fd, static_cast<off_t>(g.total)) != 0) fail("cannot size");
+        map_->size = g.total;
+        if (::ftruncate(map_->fd, static_cast<off_t>(g.total)) != 0) fail("cannot size");
         // The header, slots and descriptors get their memory now: a full
         // /dev/shm is an error here, not a SIGBUS later. Chunks get theirs when
         // first used (back()).
         if (!reserve(0, g.classes[0].offset)) fail("no room for");
-        map_.base = ::mmap(nullptr, g.total, PROT_READ | PROT_WRITE, MAP_SHARED, map_.fd, 0);
-        if (map_.base == MAP_FAILED) fail("cannot map");
-        view_.base = static_cast<std::uint8_t*>(map_.base);
+        map_->base = ::mmap(nullptr, g.total, PROT_READ | PROT_WRITE, MAP_SHARED, map_->fd, 0);
+        if (map_->base == MAP_FAILED) fail("cannot map");
+        view_.base = static_cast<std::uint8_t*>(map_->base);
         bell_ = std::make_unique<shm::Doorbell>(shm::publisher_bell(config.directory, name_));
         if (bell_->fd() < 0) {
             const std::string reason = bell_->why();
@@ -271,6 +271,7 @@ public:
             throw Error(Errc::transport, "shared-memory transport: " + reason);
         }
         backed_.assign(g.chunk_total, 0);
+        loaned_.assign(g.chunk_total, 0);
         seq_.assign(g.chunk_total, 0);
         cursor_.assign(g.class_count, 0);
         class_backed_.assign(g.class_count, 0);
@@ -283,7 +284,7 @@ public:
     ~ShmOutPort() override {
         // Not into a segment someone truncated (the writes would fault).
         struct stat st {};
-        if (::fstat(map_.fd, &st) == 0 && static_cast<u64>(st.st_size) >= view_.geo.total) {
+        if (::fstat(map_->fd, &st) == 0 && static_cast<u64>(st.st_size) >= view_.geo.total) {
             Header& h = view_.header();
             h.closed.store(1, std::memory_order_release);
             h.changes.fetch_add(1, std::memory_order_acq_rel);
@@ -302,45 +303,61 @@ public:
 
     SendResult send(Buffer& frame) override {
         const std::size_t size = frame.size();
-        if (closed_ || size < 8) return SendResult{false, 0};
-        if (view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
-        if ((++sends_ & 63u) == 0) housekeeping();
-        if (closed_) return SendResult{false, 0};
-        const wire::Channel channel = wire::load_channel(frame.data());
-        u64 targets = 0;
-        for (std::size_t i : active_)
-            if (peers_[i].wants(channel)) targets |= bit(i);
-        if (targets == 0) return SendResult{};
+        if (size < 8) return SendResult{false, 0};
         SendResult result;
-        // A full ring may belong to a dead subscriber: look before taking frames from it.
-        u64 dead = 0;
-        for (std::size_t i : active_)
-            if ((targets & bit(i)) && ring_full(i) && !alive_now(i)) dead |= bit(i);
-        if (dead != 0) {
-            for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
-                if (dead & bit(i)) reclaim(i, "its subscriber died", true);
-            targets &= ~dead;
-            if (targets == 0) return result;
-        }
+        u64 targets = 0;
+        if (!targets_of(wire::load_channel(frame.data()), targets)) return SendResult{false, 0};
+        if (targets == 0) return result;
         const u64 c = allocate(size, result);
         if (c == no_chunk) {
-            for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
-                if (targets & bit(i)) view_.slot(i).dropped.fetch_add(1, std::memory_order_relaxed);
-            const auto n = static_cast<std::size_t>(__builtin_popcountll(targets));
-            result.dropped += n;
-            dropped_ += n;
+            lost(targets, result);
             return result;
         }
         std::memcpy(view_.payload(c), frame.data(), size);
-        ChunkDesc& d = view_.desc(c);
-        d.size.store(size, std::memory_order_relaxed);
-        d.owners.store(targets, std::memory_order_release);
-        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
-            if (targets & bit(i)) push(i, c, result);
-        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
-            if (targets & bit(i)) wake(i);
-        if (corrupt_slots_) reclaim_corrupt();
+        deliver(c, size, targets, result);
         return result;
+    }
+
+    // A loan is a free chunk the publisher writes into; only the publisher
+    // allocates, so marking it here (owners stays 0 in the segment) keeps it
+    // from being handed out twice. At most half of a class is lent at once:
+    // sends always find chunks.
+    bool lend(std::size_t capacity, FrameLoan& out) override {
+        if (closed_ || capacity < wire::frame_header_size) return false;
+        const Geometry& g = view_.geo;
+        std::size_t k = 0;
+        while (k < g.class_count && g.classes[k].chunk_size < capacity) ++k;
+        if (k == g.class_count || loans_[k] >= std::max<u64>(1, g.classes[k].count / 2)) return false;
+        SendResult taken;
+        const u64 c = allocate(capacity, taken, false);
+        loan_dropped_ += taken.dropped;
+        if (c == no_chunk) return false;
+        loaned_[c] = 1;
+        ++loans_[g.class_of(c)];
+        out.data = view_.payload(c);
+        out.capacity = g.classes[g.class_of(c)].chunk_size;
+        out.token = c;
+        out.keep = map_;
+        return true;
+    }
+
+    SendResult send_loan(FrameLoan& loan, std::size_t size) override {
+        const u64 c = loan.token;
+        if (!mine(loan)) return SendResult{false, 0};
+        unlend(c);
+        SendResult result;
+        result.dropped = std::exchange(loan_dropped_, 0);
+        u64 targets = 0;
+        if (size < 8 || size > loan.capacity || !targets_of(wire::load_channel(view_.payload(c)), targets))
+            return SendResult{false, result.dropped};
+        if (targets == 0) return result;  // the chunk is free again
+        seq_[c] = ++seq_counter_;         // its age counts from now
+        deliver(c, size, targets, result);
+        return result;
+    }
+
+    void return_loan(FrameLoan& loan) override {
+        if (mine(loan)) unlend(loan.token);
     }
 
     void drain_events(FunctionRef<void(const PortEvent&)> on) override {
@@ -368,7 +385,7 @@ public:
         out.chunks = view_.geo.chunk_total;
         out.chunks_free = 0;
         for (u64 c = 0; c < view_.geo.chunk_total; ++c)
-            if (view_.desc(c).owners.load(std::memory_order_acquire) == 0) ++out.chunks_free;
+            if (!loaned_[c] && view_.desc(c).owners.load(std::memory_order_acquire) == 0) ++out.chunks_free;
         out.subscribers = 0;
         for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
             if (shm::state_of(view_.slot(i).state.load(std::memory_order_acquire)) != shm::slot_free) ++out.subscribers;
@@ -417,7 +434,7 @@ private:
 
     // Gives [offset, offset+len) of the segment memory now; false if /dev/shm is full.
     bool reserve(u64 offset, u64 len) {
-        if (::fallocate(map_.fd, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0) return true;
+        if (::fallocate(map_->fd, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0) return true;
         return errno == EOPNOTSUPP || errno == ENOSYS;  // not tmpfs: pages come on first touch
     }
 
@@ -593,7 +610,7 @@ private:
     bool intact() {
         if (closed_) return false;
         struct stat st {};
-        if (::fstat(map_.fd, &st) != 0 || static_cast<u64>(st.st_size) >= view_.geo.total) return true;
+        if (::fstat(map_->fd, &st) != 0 || static_cast<u64>(st.st_size) >= view_.geo.total) return true;
         closed_ = true;
         notices_.add(LogLevel::error, "shm segment truncated",
                      "shared memory " + name_ + " was truncated to " + std::to_string(st.st_size) + " bytes by someone " +
@@ -670,16 +687,69 @@ private:
         view_.header().heartbeat_ns.store(now, std::memory_order_relaxed);
         refresh(true);
         for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
-            if (!backed_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
+            if (!backed_[c] || loaned_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
             if (view_.desc(c).owners.load(std::memory_order_acquire) != 0) continue;
             const auto& k = view_.geo.classes[view_.geo.class_of(c)];
-            ::fallocate(map_.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(view_.geo.payload_offset(c)),
+            ::fallocate(map_->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(view_.geo.payload_offset(c)),
                         static_cast<off_t>(k.chunk_size));
             backed_[c] = 0;
         }
     }
 
     // ---- chunks -----------------------------------------------------------------------------
+
+    // Who gets a frame on `channel` (0: nobody). A full ring may belong to a
+    // dead subscriber: looked at before taking frames from it. False if the
+    // port is closed.
+    bool targets_of(wire::Channel channel, u64& targets) {
+        if (closed_) return false;
+        if (view_.header().changes.load(std::memory_order_acquire) != seen_changes_) refresh(false);
+        if ((++sends_ & 63u) == 0) housekeeping();
+        if (closed_) return false;
+        targets = 0;
+        for (std::size_t i : active_)
+            if (peers_[i].wants(channel)) targets |= bit(i);
+        if (targets == 0) return true;
+        u64 dead = 0;
+        for (std::size_t i : active_)
+            if ((targets & bit(i)) && ring_full(i) && !alive_now(i)) dead |= bit(i);
+        if (dead != 0) {
+            for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+                if (dead & bit(i)) reclaim(i, "its subscriber died", true);
+            targets &= ~dead;
+        }
+        return true;
+    }
+
+    // Queues chunk c (its first `size` bytes are the frame) for every target and wakes the sleepers.
+    void deliver(u64 c, std::size_t size, u64 targets, SendResult& result) {
+        ChunkDesc& d = view_.desc(c);
+        d.size.store(size, std::memory_order_relaxed);
+        d.owners.store(targets, std::memory_order_release);
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (targets & bit(i)) push(i, c, result);
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (targets & bit(i)) wake(i);
+        if (corrupt_slots_) reclaim_corrupt();
+    }
+
+    // No chunk for a frame: every target loses it, counted.
+    void lost(u64 targets, SendResult& result) {
+        for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
+            if (targets & bit(i)) view_.slot(i).dropped.fetch_add(1, std::memory_order_relaxed);
+        const auto n = static_cast<std::size_t>(__builtin_popcountll(targets));
+        result.dropped += n;
+        dropped_ += n;
+    }
+
+    bool mine(const FrameLoan& loan) const {
+        return loan.keep == map_ && loan.token < view_.geo.chunk_total && loaned_[loan.token];
+    }
+
+    void unlend(u64 c) {
+        loaned_[c] = 0;
+        --loans_[view_.geo.class_of(c)];
+    }
 
     void release(u64 c, std::size_t i) {
         if (c < view_.geo.chunk_total) view_.desc(c).owners.fetch_and(~bit(i), std::memory_order_acq_rel);
@@ -716,7 +786,7 @@ private:
         const auto& cl = view_.geo.classes[k];
         for (u64 n = 0; n < cl.count; ++n) {
             const u64 idx = (cursor_[k] + n) % cl.count;
-            if (view_.desc(cl.first + idx).owners.load(std::memory_order_acquire) == 0) {
+            if (!loaned_[cl.first + idx] && view_.desc(cl.first + idx).owners.load(std::memory_order_acquire) == 0) {
                 cursor_[k] = idx + 1;
                 return cl.first + idx;
             }
@@ -727,14 +797,16 @@ private:
     // A free chunk for `size` bytes: the smallest class that fits; when it is
     // exhausted, the oldest queued frames of that class are taken back
     // (counted as drops for their subscribers); then a larger class.
-    u64 allocate(std::size_t size, SendResult& result) {
+    u64 allocate(std::size_t size, SendResult& result, bool say = true) {
         const Geometry& g = view_.geo;
         std::size_t k = 0;
         while (k < g.class_count && g.classes[k].chunk_size < size) ++k;
         if (k == g.class_count) {
-            notices_.add(LogLevel::warn, "shm frame too large",
-                         "shared memory " + name_ + ": a " + std::to_string(size) + "-byte frame is larger than its largest chunk (" +
-                             std::to_string(g.largest()) + " bytes): dropped");
+            if (say)
+                notices_.add(LogLevel::warn, "shm frame too large",
+                             "shared memory " + name_ + ": a " + std::to_string(size) +
+                                 "-byte frame is larger than its largest chunk (" + std::to_string(g.largest()) +
+                                 " bytes): dropped");
             return no_chunk;
         }
         if (const u64 c = find_free(k); c != no_chunk) return take_chunk(c);
@@ -765,9 +837,10 @@ private:
         }
         for (std::size_t larger = k + 1; larger < g.class_count; ++larger)
             if (const u64 c = find_free(larger); c != no_chunk) return take_chunk(c);
-        notices_.add(LogLevel::warn, "shm pool exhausted",
-                     "shared memory " + name_ + ": every chunk for a " + std::to_string(size) +
-                         "-byte frame is held by subscribers: the frame is dropped");
+        if (say)
+            notices_.add(LogLevel::warn, "shm pool exhausted",
+                         "shared memory " + name_ + ": every chunk for a " + std::to_string(size) +
+                             "-byte frame is held by subscribers: the frame is dropped");
         return no_chunk;
     }
 
@@ -808,7 +881,7 @@ private:
 
     shm::Config config_;
     PortNotices notices_;
-    Mapping map_;
+    std::shared_ptr<Mapping> map_ = std::make_shared<Mapping>();  // shared with loans: mapped while one lives
     View view_;
     std::string path_, name_, locator_;
     bool created_ = false;
@@ -820,6 +893,9 @@ private:
     u64 seen_changes_ = ~u64{0};
     u64 corrupt_slots_ = 0;
     std::vector<std::uint8_t> backed_, class_backed_;
+    std::vector<std::uint8_t> loaned_;           // per chunk: lent to the publisher, owners still 0
+    std::array<u64, shm::max_classes> loans_{};  // per class: chunks lent now
+    std::size_t loan_dropped_ = 0;               // frames taken back to make a loan: told at the next send
     std::vector<u64> seq_;
     std::vector<u64> cursor_;
     u64 seq_counter_ = 0;

@@ -38,6 +38,15 @@ struct SendResult {
     std::size_t dropped = 0;   ///< subscribers whose queue was full and lost a frame because of it (counted)
 };
 
+/// Memory an OutPort lends for one frame, written in place by the publisher
+/// (loaned messages): the frame goes out from where it was written.
+struct FrameLoan {
+    std::uint8_t* data = nullptr;  ///< the frame's first byte (its header goes there)
+    std::size_t capacity = 0;      ///< bytes that may be written from `data`
+    std::uint64_t token = 0;       ///< the port's own handle on it
+    std::shared_ptr<void> keep;    ///< keeps the memory mapped while the loan lives, even past the port
+};
+
 /// A subscriber (or server, or client) of another node appeared on, or left,
 /// a channel this node sends on.
 struct PortEvent {
@@ -89,6 +98,17 @@ public:
     /// sends says false, and the node hands it the frame itself rather than
     /// a copy made in case.
     virtual bool takes_memory() const { return true; }
+    /// Lends memory for a frame of up to `capacity` bytes, written in place
+    /// and sent with send_loan(). False: this port does not lend, or has
+    /// nothing free now (the caller writes into a Buffer instead). A loan
+    /// holds memory the port would otherwise send with: a port lends a
+    /// bounded share of it, and never blocks.
+    virtual bool lend(std::size_t /*capacity*/, FrameLoan& /*out*/) { return false; }
+    /// Sends the first `size` bytes of a loan this port made (a complete
+    /// frame), as send() would, without a copy. The loan is used up.
+    virtual SendResult send_loan(FrameLoan& /*loan*/, std::size_t /*size*/) { return SendResult{false, 0}; }
+    /// Takes back a loan this port made that will not be sent.
+    virtual void return_loan(FrameLoan& /*loan*/) {}
     /// Reports subscribers that joined or left since the last call.
     virtual void drain_events(FunctionRef<void(const PortEvent&)> on) = 0;
     /// True if drain_events() has something (cheap; no waiting).

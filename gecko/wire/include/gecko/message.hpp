@@ -30,6 +30,7 @@
 /// | `double` / `float`                      | float64 / float32, always (even 1.0, even -0.0) |
 /// | `std::string`                           | str |
 /// | `std::vector<std::uint8_t>`, `std::array<std::uint8_t, N>`, `gecko::BytesView` | bin |
+/// | `gecko::BytesToFill` (publishing only: bytes written after encoding, in place) | bin |
 /// | `std::vector<T>`, `std::array<T, N>`    | array |
 /// | `std::optional<T>`                      | nil when empty, else the value |
 /// | `std::map<std::string, T>`              | map with str keys |
@@ -61,6 +62,7 @@
 /// Errc::decode) naming the message type and the field path:
 /// "gecko.msgs.Imu: field 'accel.x' has msgpack type str, expected a number".
 
+#include <gecko/bytes_to_fill.hpp>
 #include <gecko/bytes_view.hpp>
 #include <gecko/error.hpp>
 #include <gecko/wire/reader.hpp>
@@ -342,6 +344,29 @@ void pack_bin(Packer& pk, const std::uint8_t* data, std::size_t size) {
     if (size != 0) pk.pack_bin_body(reinterpret_cast<const char*>(data), static_cast<std::uint32_t>(size));
 }
 
+template <class Packer, class = void>
+struct can_reserve : std::false_type {};
+template <class Packer>
+struct can_reserve<Packer, std::void_t<decltype(std::declval<Packer&>().reserve_bin(std::uint32_t{}))>> : std::true_type {};
+
+// A BytesToFill: its bin header, then room for its bytes, reserved in place
+// where the packer can (gecko::wire::Packer), zeros otherwise.
+template <class Packer>
+void pack_room(Packer& pk, const BytesToFill& v) {
+    if constexpr (can_reserve<Packer>::value) {
+        v.placed_at(pk.reserve_bin(wire_size(v.size())));
+    } else {
+        pk.pack_bin(wire_size(v.size()));
+        static const char zeros[4096] = {};
+        for (std::size_t left = v.size(); left != 0;) {
+            const std::size_t n = left < sizeof zeros ? left : sizeof zeros;
+            pk.pack_bin_body(zeros, static_cast<std::uint32_t>(n));
+            left -= n;
+        }
+        v.placed_at(nullptr);
+    }
+}
+
 template <class Packer, class E>
 void pack_enum(Packer& pk, E value) {
     const std::string_view name = enum_name(value);
@@ -375,6 +400,8 @@ void pack_value(Packer& pk, const V& v) {
         pack_str(pk, v);
     } else if constexpr (std::is_same_v<V, BytesView> || is_byte_container_v<V>) {
         pack_bin(pk, v.data(), v.size());
+    } else if constexpr (std::is_same_v<V, BytesToFill>) {
+        pack_room(pk, v);
     } else if constexpr (is_float_container<V>::value) {
         pk.pack_array(wire_size(v.size()));
         char buf[64 * 9];  // batch appends: one write per 64 elements
@@ -545,6 +572,10 @@ void read_value(Reader& r, V& v) {
         v.assign(s.data(), s.size());
     } else if constexpr (std::is_same_v<V, BytesView>) {
         v = r.read_bin();
+    } else if constexpr (std::is_same_v<V, BytesToFill>) {
+        static_assert(dependent_false_v<V>,
+                      "gecko: gecko::BytesToFill is for publishing; a subscriber reads the field as gecko::BytesView "
+                      "or std::vector<std::uint8_t>");
     } else if constexpr (is_byte_container_v<V> && is_vector<V>::value) {
         const BytesView bytes = r.read_bin();
         v.assign(bytes.begin(), bytes.end());

@@ -24,6 +24,11 @@
 
 namespace gecko::wire {
 
+template <class Stream, class = void>
+struct has_extend : std::false_type {};
+template <class Stream>
+struct has_extend<Stream, std::void_t<decltype(std::declval<Stream&>().extend(std::size_t{}))>> : std::true_type {};
+
 /// Appends the msgpack encoding of `message` to `out`: any buffer with
 /// `write(const char*, std::size_t)` (gecko::Buffer, msgpack::sbuffer, ...).
 /// @throws gecko::Error (Errc::invalid_argument) for a value that has no wire
@@ -35,8 +40,8 @@ void encode(Stream& out, const T& message) {
                   "gecko::wire::encode: T is not a message; it needs `static constexpr const char* type_name = "
                   "\"...\";` and GECKO_MSG_FIELDS(...) (gecko/message.hpp)");
     if constexpr (is_message_v<T>) {
-        if constexpr (std::is_same_v<Stream, Buffer>) {
-            Packer packer(out);  // stores in place: the common case, a publisher's frame
+        if constexpr (has_extend<Stream>::value) {
+            BasicPacker<Stream> packer(out);  // stores in place: a publisher's frame or loan
             detail::pack_message(packer, message);
         } else {
             msgpack::packer<Stream> packer(out);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 /// @file packer.hpp
-/// gecko::wire::Packer: writes msgpack into a gecko::Buffer, byte for byte
+/// gecko::wire::Packer: writes msgpack into a gecko::Buffer (or any stream
+/// with `write` and `extend`, such as a gecko::Loan), byte for byte
 /// what msgpack-c's packer writes (the smallest form of each header), with
 /// the bytes stored in place instead of one out-of-line append per header
 /// (floats excepted: pack_float32 and pack_float64 keep their width).
@@ -18,9 +19,11 @@
 
 namespace gecko::wire {
 
-class Packer {
+template <class Stream>
+class BasicPacker {
 public:
-    explicit Packer(Buffer& out) noexcept : out_(out) {}
+    using Packer = BasicPacker;
+    explicit BasicPacker(Stream& out) noexcept : out_(out) {}
 
     Packer& pack_nil() { return byte(0xc0); }
     Packer& pack_true() { return byte(0xc3); }
@@ -66,6 +69,16 @@ public:
         return head32(0xc6, n);
     }
     Packer& pack_bin_body(const char* bytes, std::uint32_t n) { return raw(bytes, n); }
+    /// A bin header and room for its `n` bytes, returned to be filled in
+    /// place (zeroed in a Buffer, which may be sent before anyone fills it).
+    std::uint8_t* reserve_bin(std::uint32_t n) {
+        pack_bin(n);
+        std::uint8_t* at = out_.extend(n);
+        if constexpr (std::is_same_v<Stream, Buffer>) {
+            if (n != 0) std::memset(at, 0, n);
+        }
+        return at;
+    }
     Packer& pack_array(std::uint32_t n) {
         if (n < 16) return byte(static_cast<std::uint8_t>(0x90 | n));
         if (n < 65536) return head16(0xdc, n);
@@ -115,7 +128,9 @@ private:
         return head<8>(0xd3, u);
     }
 
-    Buffer& out_;
+    Stream& out_;
 };
+
+using Packer = BasicPacker<Buffer>;
 
 }  // namespace gecko::wire
