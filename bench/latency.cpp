@@ -8,7 +8,8 @@
 // loads, idle vCPUs that are slow to wake); interleaving per round trip
 // exposes the three stacks to the same drift, which back-to-back runs do not.
 //
-// With iceoryx (bench/iceoryx.hpp), the ipc runs have a fourth stack: iceoryx
+// The ipc runs have a fourth stack, Gecko over shared memory (both ends
+// sending loans), and with iceoryx (bench/iceoryx.hpp) a fifth: iceoryx
 // between this process and the iceoryx peer process (which echoes, blocking
 // on a WaitSet), in the same rotation; the ponger process skips its turns.
 
@@ -37,9 +38,11 @@ constexpr std::uint32_t kStart = 100;  // parent → child: probing is over, loc
 constexpr milliseconds kSetupTimeout{10000};
 constexpr milliseconds kRoundTimeout{5000};  // a round trip slower than this is a stall
 constexpr std::uint32_t kEcho = iceoryx::kFirstCommand;  // parent → iceoryx peer: echo run a = id
-constexpr int kImpls = 4;  // at most: iceoryx (last) only in the ipc runs, when it runs
-constexpr Impl kOrder[kImpls] = {Impl::raw, Impl::gecko, Impl::gecko_raw, Impl::iceoryx};
-constexpr int kIceoryx = 3;
+constexpr int kImpls = 5;  // at most: gecko shm and iceoryx (last) only in the ipc runs
+constexpr Impl kOrder[kImpls] = {Impl::raw, Impl::gecko, Impl::gecko_raw, Impl::gecko, Impl::iceoryx};
+constexpr const char* kNames[kImpls] = {"raw", "gecko", "gecko_raw", "gecko shm", "iceoryx"};
+constexpr int kGeckoShm = 3;
+constexpr int kIceoryx = 4;
 
 struct Case {
     std::size_t size;
@@ -53,7 +56,7 @@ const Case kCases[] = {
 };
 
 struct Endpoints {
-    int stacks = kImpls - 1;
+    int stacks = kGeckoShm;
     std::string ping[kImpls];
     std::string pong[kImpls];
 };
@@ -90,7 +93,7 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
     for (int k = 0; k < kImpls; ++k) {
         if (!sides[k]) continue;
         if (!sides[k]->wait_subscribers(1, kSetupTimeout)) {
-            throw Stall(std::string("ponger: the ") + to_string(kOrder[k]) + " pinger never subscribed");
+            throw Stall(std::string("ponger: the ") + kNames[k] + " pinger never subscribed");
         }
     }
     // Phase 1: answer probes on any stack until the parent says go.
@@ -132,7 +135,7 @@ int ponger(const Endpoints& e, std::size_t size, Child& self) {
             std::fprintf(stderr,
                          "    ponger %-15s %7s: per echo %7.1f µs CPU (all threads), %6.1f minor faults, %5.2f "
                          "context switches\n",
-                         to_string(kOrder[k]), fmt_size(size).c_str(), cpu[k] / n, faults[k] / n, switches[k] / n);
+                         kNames[k], fmt_size(size).c_str(), cpu[k] / n, faults[k] / n, switches[k] / n);
         }
     }
     return 0;
@@ -167,7 +170,7 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
     ++run_id;
     const std::string what = std::string("latency ") + to_string(t) + " " + fmt_size(size);
     Endpoints e;
-    e.stacks = iceoryx::available() && t == Transport::ipc ? kImpls : kImpls - 1;
+    e.stacks = t != Transport::ipc ? kGeckoShm : iceoryx::available() ? kImpls : kIceoryx;
     EndpointCleanup cleanup;
     for (int k = 0; k < e.stacks; ++k) {
         if (k == kIceoryx) {
@@ -175,8 +178,9 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
             e.pong[k] = iceoryx::link_name("pong", run_id);
             continue;
         }
-        e.ping[k] = make_endpoint(t, std::string(to_string(kOrder[k])) + "-ping");
-        e.pong[k] = make_endpoint(t, std::string(to_string(kOrder[k])) + "-pong");
+        const Transport over = k == kGeckoShm ? Transport::shm : t;
+        e.ping[k] = make_endpoint(over, std::string(to_string(kOrder[k])) + "-ping");
+        e.pong[k] = make_endpoint(over, std::string(to_string(kOrder[k])) + "-pong");
     }
     Child child([&](Child& self) { return ponger(e, size, self); });
     for (int k = 0; k < e.stacks; ++k) {  // after the fork: the child must not unlink anything
@@ -199,7 +203,7 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
         Sides sides = make_sides(e, true);
         for (int k = 0; k < e.stacks; ++k) {
             Side& side = *sides[k];
-            const std::string who = what + " " + to_string(kOrder[k]);
+            const std::string who = what + " " + kNames[k];
             if (!side.wait_subscribers(1, kSetupTimeout)) throw Stall(who + ": the ponger never subscribed");
             // Raw PUB cannot tell when the SUB has joined: probe until a round trip works.
             const auto deadline = Clock::now() + kSetupTimeout;
@@ -228,7 +232,7 @@ std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, 
                 side.send(tag, size);
                 do {
                     if (!side.receive(kRoundTimeout)) {
-                        throw Stall(what + " " + to_string(kOrder[k]) + ": round trip " + std::to_string(i) +
+                        throw Stall(what + " " + kNames[k] + ": round trip " + std::to_string(i) +
                                     " got no answer within 5 s");
                     }
                 } while (side.tag() != tag);
@@ -262,11 +266,12 @@ void run_latency(const Options& options) {
                     "p50 ratio", "gecko p99", "raw p99", "p99 ratio", "p50 ratio per run",
                     "target ≤1.20× (p50)", "gecko raw layer p50 (ratio)"};
     table.right = {false, true, true, true, true, true, true, true, true, true, false, true};
-    Table iox;  // the iceoryx stack of the ipc runs, next to that row's raw and gecko
-    iox.title = "One-way latency, iceoryx (shared memory) in the ipc runs above, interleaved with them (µs, RTT/2)";
-    iox.header = {"payload", "rounds", "iceoryx p50", "iceoryx p99", "raw ipc p50", "gecko ipc p50", "gecko / iceoryx p50",
-                  "raw / iceoryx p50", "gecko / iceoryx p99"};
-    iox.right = {true, true, true, true, true, true, true, true, true};
+    Table host;  // the shared-memory stacks of the ipc runs: Gecko over shm, iceoryx
+    host.title = "One-way latency on one host: Gecko over shared memory and iceoryx, in the ipc runs above, interleaved "
+                 "with them (µs, RTT/2)";
+    host.header = {"payload", "rounds", "gecko shm p50", "gecko shm p99", "iceoryx p50", "iceoryx p99", "gecko ipc p50",
+                   "raw ipc p50", "gecko shm / iceoryx p50", "gecko shm / iceoryx p99", "gecko ipc / gecko shm p50"};
+    host.right = {true, true, true, true, true, true, true, true, true, true, true};
     int misses = 0;
     for (Transport t : {Transport::ipc, Transport::tcp}) {
         if ((t == Transport::ipc && !options.ipc) || (t == Transport::tcp && !options.tcp)) continue;
@@ -300,18 +305,26 @@ void run_latency(const Options& options) {
                 std::fprintf(stderr, "  latency %s %s: gecko %.1f µs, raw %.1f µs (%.2f×), gecko raw layer %.1f µs\n",
                              to_string(t), fmt_size(c.size).c_str(), g50, r50, ratio50, l50);
             }
-            if (t == Transport::ipc && iceoryx::available()) {
+            if (t == Transport::ipc) {
+                auto& m = samples[kGeckoShm];
                 auto& x = samples[kIceoryx];
-                const double x50 = percentile(x, 50), x99 = percentile(x, 99);
-                iox.rows.push_back({fmt_size(c.size), std::to_string(x.size()), fmt(x50, 1), fmt(x99, 1), fmt(r50, 1),
-                                    fmt(g50, 1), fmt(g50 / x50, 2) + "×", fmt(r50 / x50, 2) + "×",
-                                    fmt(g99 / x99, 2) + "×"});
+                const double m50 = percentile(m, 50), m99 = percentile(m, 99);
+                const bool iox = !x.empty();
+                const double x50 = iox ? percentile(x, 50) : 0, x99 = iox ? percentile(x, 99) : 0;
+                host.rows.push_back({fmt_size(c.size), std::to_string(m.size()), fmt(m50, 1), fmt(m99, 1),
+                                     iox ? fmt(x50, 1) : "-", iox ? fmt(x99, 1) : "-", fmt(g50, 1), fmt(r50, 1),
+                                     iox ? fmt(m50 / x50, 2) + "×" : "-", iox ? fmt(m99 / x99, 2) + "×" : "-",
+                                     fmt(g50 / m50, 2) + "×"});
+                if (!options.markdown) {
+                    std::fprintf(stderr, "  latency shm %s: gecko %.1f µs%s\n", fmt_size(c.size).c_str(), m50,
+                                 iox ? (", iceoryx " + fmt(x50, 1) + " µs").c_str() : "");
+                }
             }
         }
     }
     table.notes.push_back(
         "rounds = measured round trips per stack, pooled over " + std::to_string(options.reps) +
-        " run(s); within a run the round trips of the three stacks (four in the ipc runs, with iceoryx: see below) alternate, "
+        " run(s); within a run the round trips of the three stacks (in the ipc runs also Gecko over shm and iceoryx: see below) alternate, "
         "in a rotating order. The target is judged on the "
         "pooled p50; p99 on a shared machine mostly measures scheduling. \"p50 ratio per run\" is the range of the "
         "ratio over the runs: how far noise alone moves it. The gecko column is the typed layer: a message whose "
@@ -320,20 +333,19 @@ void run_latency(const Options& options) {
         "RawPublisher/RawSubscriber. " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
-    if (!options.ipc || !iceoryx::available()) {
-        std::cout << (options.markdown ? "" : "  ")
-                  << (options.ipc ? iceoryx::absent() : "iceoryx: runs with the ipc rows only (--transport tcp)")
-                  << "\n\n"
+    if (!options.ipc) {
+        std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: run with the ipc rows only (--transport tcp)\n\n"
                   << std::flush;
         return;
     }
-    iox.notes.push_back(
-        "A fourth stack in each ipc run, in the same rotation: this process pings over iceoryx, the iceoryx peer "
-        "process echoes (both block on a WaitSet; the ZeroMQ/Gecko ponger is another process). A send loans a "
-        "chunk, copies the payload into it (as the raw side copies into its zmq message) and publishes; a receive "
-        "takes the chunk and reads the tag in place; the echo loans, copies and publishes. " +
-        iceoryx::roudi_note() + ".");
-    iox.print(options.markdown);
+    host.notes.push_back(
+        "Two more stacks in each ipc run, in the same rotation. Gecko shm: the typed layer over shared memory, both "
+        "ends sending loans (Publisher::loan, a gecko::BytesToFill field the payload is copied into, publish), the "
+        "subscriber reading in place with receive_view, blocking on its doorbell (no spin). iceoryx: this process pings, "
+        "the iceoryx peer process echoes (both block on a WaitSet). A send loans a chunk, copies the payload into it "
+        "and publishes; a receive takes the chunk and reads the tag in place; the echo loans, copies and publishes. " +
+        (iceoryx::available() ? iceoryx::roudi_note() + "." : iceoryx::absent()));
+    host.print(options.markdown);
 }
 
 }  // namespace bench

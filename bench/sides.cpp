@@ -28,6 +28,13 @@ struct BytesRef {
     GECKO_MSG_FIELDS(data)
 };
 
+// gecko.msgs.Bytes with its bytes written in place, in a loan.
+struct BytesOut {
+    static constexpr const char* type_name = gecko::msgs::Bytes::type_name;
+    gecko::BytesToFill data;
+    GECKO_MSG_FIELDS(data)
+};
+
 class RawSide final : public Side {
 public:
     explicit RawSide(const SideOptions& o) : context_(1) {
@@ -90,14 +97,18 @@ gecko::NodeOptions node_options(const SideOptions& s) {
     o.transports = {};
     if (!s.pub_endpoint.empty()) o.listen = {s.pub_endpoint};
     if (!s.sub_endpoint.empty()) o.peers = {s.sub_endpoint};
+    // A subscriber alone over shared memory still needs the transport that reads it.
+    if (s.pub_endpoint.empty() && s.sub_endpoint.rfind("shm://", 0) == 0) o.transports = {"shm"};
     o.send_queue = s.send_hwm;
     o.receive_queue = s.recv_hwm;
     return o;
 }
 
+// Over shared memory (shm:// endpoints) it sends loans: the bytes are copied
+// once, into the chunk the subscriber reads (iceoryx's loan-copy-publish).
 class GeckoSide final : public Side {
 public:
-    explicit GeckoSide(const SideOptions& o) : node_(node_options(o)) {
+    explicit GeckoSide(const SideOptions& o) : node_(node_options(o)), loan_(o.pub_endpoint.rfind("shm://", 0) == 0) {
         if (!o.pub_endpoint.empty()) pub_ = node_.publisher<BytesRef>(topic_for(o.pub_endpoint));
         if (!o.sub_endpoint.empty()) {
             gecko::SubscriberOptions so;
@@ -113,6 +124,7 @@ public:
     void send(std::uint64_t tag, std::size_t size) override {
         std::vector<std::uint8_t>& bytes = outgoing(size);
         std::memcpy(bytes.data(), &tag, sizeof tag);
+        if (loan_) return send_loan(bytes.data(), size);
         pub_.publish(BytesRef{gecko::BytesView(bytes)});
     }
 
@@ -121,11 +133,22 @@ public:
 
     std::uint64_t tag() const override { return read_tag(in_->data.data(), in_->data.size()); }
     std::size_t size() const override { return in_->data.size(); }
-    void echo() override { pub_.publish(*in_); }
+    void echo() override {
+        if (loan_) return send_loan(in_->data.data(), in_->data.size());
+        pub_.publish(*in_);
+    }
     std::uint64_t drops() const override { return sub_.stats().drops; }
     std::uint64_t overwritten() const override { return sub_.stats().overwritten; }
 
 private:
+    void send_loan(const std::uint8_t* bytes, std::size_t size) {
+        BytesOut out{gecko::BytesToFill(size)};
+        auto loan = pub_.raw().loan(size + 16);  // + the map, key and bin headers (11 bytes at most)
+        loan.encode(out);
+        std::memcpy(out.data.data(), bytes, size);
+        pub_.raw().publish(std::move(loan));
+    }
+
     // Topic names do not matter without discovery; one per endpoint keeps them apart.
     static std::string topic_for(const std::string& endpoint) { return "bench/" + endpoint.substr(endpoint.rfind('/') + 1); }
 
@@ -142,6 +165,7 @@ private:
     gecko::Subscriber<BytesRef> sub_;
     gecko::MessageView<BytesRef> in_;
     std::vector<std::vector<std::uint8_t>> outgoing_;
+    bool loan_ = false;
 };
 
 class GeckoRawSide final : public Side {

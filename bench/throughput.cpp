@@ -204,11 +204,12 @@ void run_throughput(const Options& options) {
                     "gecko sent/s", "raw sent/s", "gecko lost", "raw lost", "sub CPU µs/msg gecko / raw",
                     "pub CPU µs/msg gecko / raw", "target ≥0.80×"};
     table.right = {false, true, true, true, true, true, true, true, true, true, true, true, true, false};
-    Table iox;  // iceoryx in the ipc rows' rotation
-    iox.title = "Throughput, iceoryx (shared memory), one publisher process → one subscriber process, with the ipc rows above";
-    iox.header = {"payload", "iceoryx recv/s", "MB/s", "sent/s", "lost", "sub CPU µs/msg", "pub CPU µs/msg",
-                  "gecko ipc / iceoryx", "raw ipc / iceoryx", "queue"};
-    iox.right = {true, true, true, true, true, true, true, true, true, true};
+    Table host;  // Gecko over shm and iceoryx in the ipc rows' rotation
+    host.title = "Throughput on one host, shared memory: Gecko over shm and iceoryx, one publisher process → one "
+                 "subscriber process, with the ipc rows above";
+    host.header = {"payload", "stack", "recv/s", "MB/s", "sent/s", "lost", "sub CPU µs/msg", "pub CPU µs/msg",
+                   "gecko shm / this", "gecko ipc / this", "raw ipc / this"};
+    host.right = {true, false, true, true, true, false, true, true, true, true, true};
     int misses = 0;
     for (Transport t : {Transport::ipc, Transport::tcp}) {
         if ((t == Transport::ipc && !options.ipc) || (t == Transport::tcp && !options.tcp)) continue;
@@ -217,19 +218,21 @@ void run_throughput(const Options& options) {
             if (options.only_size && c.size != options.only_size) continue;
             const std::uint64_t count = options.quick ? c.quick_count : c.max_count;
             const milliseconds duration(options.quick ? 300 : 2000);
-            Result sum[3];  // [raw, gecko, iceoryx], summed over repetitions
+            Result sum[4];  // [raw, gecko, iceoryx, gecko shm], summed over repetitions
             for (int rep = 0; rep < options.reps; ++rep) {
-                // The order rotates per repetition: raw gecko (iceoryx), gecko (iceoryx) raw, ...
-                std::vector<Impl> order = {Impl::raw, Impl::gecko};
-                if (with_iceoryx) order.push_back(Impl::iceoryx);
+                // The order rotates per repetition: raw gecko (gecko shm, iceoryx), gecko ... raw, ...
+                std::vector<int> order = {0, 1};
+                if (t == Transport::ipc) order.push_back(3);
+                if (with_iceoryx) order.push_back(2);
                 std::rotate(order.begin(), order.begin() + rep % static_cast<int>(order.size()), order.end());
-                for (Impl impl : order) {
-                    const Result r = run_once(impl, t, c.size, count, duration);
+                for (int k : order) {
+                    const Impl impl = k == 0 ? Impl::raw : k == 2 ? Impl::iceoryx : Impl::gecko;
+                    const Result r = run_once(impl, k == 3 ? Transport::shm : t, c.size, count, duration);
                     if (r.received == 0) {
                         throw Stall(std::string("throughput ") + to_string(impl) + " " + to_string(t) + " " +
                                     fmt_size(c.size) + ": nothing received");
                     }
-                    Result& s = sum[impl == Impl::raw ? 0 : impl == Impl::gecko ? 1 : 2];
+                    Result& s = sum[k];
                     s.sent += r.sent;
                     s.send_ns += r.send_ns;
                     s.received += r.received;
@@ -273,23 +276,32 @@ void run_throughput(const Options& options) {
                 std::fprintf(stderr, "  throughput %s %s: gecko %s/s, raw %s/s (%.2f×)\n", to_string(t),
                              fmt_size(c.size).c_str(), fmt_count(g).c_str(), fmt_count(r).c_str(), ratio);
             }
-            if (with_iceoryx) {
-                const Result& x = sum[2];
-                const double xr = rate(x.received, x.receive_ns);
-                // Every message sent and not received is either a sequence gap (discarded from the
-                // full queue) or a failed loan (no free chunk): anything else is an uncounted drop.
-                const std::uint64_t counted = x.drops + x.send_failures;
-                const std::uint64_t missing = x.sent - x.received;
-                std::string x_lost = lost(x) + " (gaps " + fmt_count(static_cast<double>(x.drops)) + ", no chunk " +
-                                     fmt_count(static_cast<double>(x.send_failures));
-                if (missing != counted) {
-                    x_lost += ", UNCOUNTED " + std::to_string(static_cast<long long>(missing) - static_cast<long long>(counted));
+            if (t == Transport::ipc) {
+                const double m = rate(sum[3].received, sum[3].receive_ns);
+                for (int k : {3, 2}) {
+                    if (k == 2 && !with_iceoryx) continue;
+                    const Result& x = sum[k];
+                    const double xr = rate(x.received, x.receive_ns);
+                    // Every message sent and not received is counted somewhere (Gecko: sequence gaps and
+                    // overwrites; iceoryx: gaps from its discarding queue and failed loans), or the row says
+                    // UNCOUNTED.
+                    const std::uint64_t counted = k == 3 ? x.drops : x.drops + x.send_failures;
+                    const std::uint64_t missing = x.sent - x.received;
+                    std::string x_lost = lost(x) + " (gaps " + fmt_count(static_cast<double>(x.drops));
+                    if (k == 3) x_lost += ", overwr. " + fmt_count(static_cast<double>(x.overwritten));
+                    if (k == 2) x_lost += ", no chunk " + fmt_count(static_cast<double>(x.send_failures));
+                    if (k == 3 ? missing > x.drops + x.overwritten : missing != counted) {
+                        x_lost += ", UNCOUNTED " +
+                                  std::to_string(static_cast<long long>(missing) -
+                                                 static_cast<long long>(k == 3 ? x.drops + x.overwritten : counted));
+                    }
+                    x_lost += ")";
+                    host.rows.push_back({fmt_size(c.size), k == 3 ? "gecko shm (loans)" : "iceoryx (queue " + std::to_string(iceoryx_queue(c.size)) + ")",
+                                         fmt_count(xr), fmt(xr * static_cast<double>(c.size) / 1e6, 1),
+                                         fmt_count(rate(x.sent, x.send_ns)), x_lost, per_msg(x.sub_cpu_us, x.sub_cpu_msgs),
+                                         per_msg(x.pub_cpu_us, x.sent), fmt(m / xr, 2) + "×", fmt(g / xr, 2) + "×",
+                                         fmt(r / xr, 2) + "×"});
                 }
-                x_lost += ")";
-                iox.rows.push_back({fmt_size(c.size), fmt_count(xr), fmt(xr * static_cast<double>(c.size) / 1e6, 1),
-                                    fmt_count(rate(x.sent, x.send_ns)), x_lost, per_msg(x.sub_cpu_us, x.sub_cpu_msgs),
-                                    per_msg(x.pub_cpu_us, x.sent), fmt(g / xr, 2) + "×", fmt(r / xr, 2) + "×",
-                                    std::to_string(iceoryx_queue(c.size))});
             }
         }
     }
@@ -300,21 +312,23 @@ void run_throughput(const Options& options) {
         " (raw RCVHWM = gecko receive_queue), gecko depth " + std::to_string(kDepth) + ". " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
-    if (!options.ipc || !iceoryx::available()) {
-        std::cout << (options.markdown ? "" : "  ")
-                  << (options.ipc ? iceoryx::absent() : "iceoryx: runs with the ipc rows only (--transport tcp)")
-                  << "\n\n"
+    if (!options.ipc) {
+        std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: run with the ipc rows only (--transport tcp)\n\n"
                   << std::flush;
         return;
     }
-    iox.notes.push_back(
-        "Same counts, durations and rotation as the rows above; the subscriber is the iceoryx peer process (one for "
-        "the whole program, fresh links per run). A send loans a chunk, copies the payload into it and publishes; the "
-        "subscriber takes, reads the tag in place and releases. sent/s counts every send, also one whose loan found no "
-        "free chunk (\"no chunk\": not sent, counted as lost). Subscriber queue = SubscriberOptions.queueCapacity, "
-        "overflow DISCARD_OLDEST_DATA: what it discards shows as gaps in the chunks' sequence numbers (\"gaps\"); "
-        "gaps + no chunk = sent − received, or the row says UNCOUNTED. " + iceoryx::roudi_note() + ".");
-    iox.print(options.markdown);
+    host.notes.push_back(
+        "Same counts, durations and rotation as the rows above. Gecko shm: a fresh subscriber process, the typed "
+        "layer (receive_view, read in place), the publisher sending loans (Publisher::loan, the payload copied into a "
+        "gecko::BytesToFill field, publish); send queue " + std::to_string(kSendHwm) + " frames per subscriber ring, "
+        "depth " + std::to_string(kDepth) + "; what the ring or the depth pushed out counts as overwr., sequence gaps as gaps. "
+        "iceoryx: the subscriber is the iceoryx peer process (one for the whole program, fresh links per run). A send "
+        "loans a chunk, copies the payload into it and publishes; the subscriber takes, reads the tag in place and "
+        "releases. sent/s counts every send, also one whose loan found no free chunk (\"no chunk\": not sent, counted "
+        "as lost). Subscriber queue = SubscriberOptions.queueCapacity, overflow DISCARD_OLDEST_DATA: what it discards "
+        "shows as gaps in the chunks' sequence numbers. " +
+        (iceoryx::available() ? iceoryx::roudi_note() + "." : iceoryx::absent()));
+    host.print(options.markdown);
 }
 
 }  // namespace bench

@@ -518,7 +518,12 @@ TEST_CASE("a publisher and a subscriber thread race on a small ring: every frame
 TEST_CASE("an idle large chunk gives its memory back; an exact listen locator names the segment", "[shm][ports]") {
     auto o = options(0x5eed, 200 << 10);
     o.listen = {"shm://my-segment"};
-    Pair p([](shm::Config& c) { c.lazy_from = 64 << 10; }, o);  // the huge class (~200 KiB chunks) is lazy
+    Pair p(
+        [](shm::Config& c) {
+            c.lazy_from = 64 << 10;  // the huge class (~200 KiB chunks) is lazy
+            c.release_after = 60ms;
+        },
+        o);
     CHECK(p.locator() == "shm://my-segment");
     p.in->subscribe(interest(channel("a"), 1));
     p.connect();

@@ -172,12 +172,14 @@ struct ClassConfig {
 struct Config {
     std::size_t slots = 32;
     std::size_t ring = 0;  ///< entries per subscriber ring; 0: PortOptions::send_queue (clamped 16..4096)
-    std::vector<ClassConfig> classes{{1024, 256}, {16 << 10, 64}, {256 << 10, 16}, {4 << 20, 4}};
+    std::vector<ClassConfig> classes{{1024, 256}, {16 << 10, 64}, {256 << 10, 16}, {4 << 20, 8}};
     /// Chunks for frames above the largest class, each max_message_size + a frame header.
     std::size_t huge_count = 2;
     std::size_t interest_bytes = 16 << 10;  ///< per slot
-    /// Chunks from this size on get their memory back (a hole punched) when idle.
+    /// Chunks from this size on get their memory back (a hole punched) once
+    /// unused for release_after.
     std::size_t lazy_from = 1 << 20;
+    std::chrono::milliseconds release_after{2000};
     /// A subscriber holds at most max(1, count / held_divisor) chunks of a class
     /// as Frames; beyond that a taken frame is copied and its chunk released.
     std::size_t held_divisor = 4;

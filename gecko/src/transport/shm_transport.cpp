@@ -271,6 +271,7 @@ public:
             throw Error(Errc::transport, "shared-memory transport: " + reason);
         }
         backed_.assign(g.chunk_total, 0);
+        used_pass_.assign(g.chunk_total, 0);
         loaned_.assign(g.chunk_total, 0);
         seq_.assign(g.chunk_total, 0);
         cursor_.assign(g.class_count, 0);
@@ -686,12 +687,17 @@ private:
         if (!intact()) return;
         view_.header().heartbeat_ns.store(now, std::memory_order_relaxed);
         refresh(true);
+        // Large chunks unused for release_after give their memory back (a
+        // hole punched); one in use every few passes keeps its pages.
+        ++pass_;
+        const u64 idle_passes = std::max<u64>(
+            1, static_cast<u64>(config_.release_after.count() / std::max<long long>(1, config_.check_interval.count())));
         for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
             if (!backed_[c] || loaned_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
+            if (pass_ - used_pass_[c] < idle_passes) continue;
             if (view_.desc(c).owners.load(std::memory_order_acquire) != 0) continue;
-            const auto& k = view_.geo.classes[view_.geo.class_of(c)];
             ::fallocate(map_->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(view_.geo.payload_offset(c)),
-                        static_cast<off_t>(k.chunk_size));
+                        static_cast<off_t>(backed_[c]));
             backed_[c] = 0;
         }
     }
@@ -755,8 +761,10 @@ private:
         if (c < view_.geo.chunk_total) view_.desc(c).owners.fetch_and(~bit(i), std::memory_order_acq_rel);
     }
 
-    // Makes sure the chunk's pages exist (fallocate) before the publisher writes them.
-    bool back(u64 c) {
+    // Makes sure the pages of chunk c that a `size`-byte frame uses exist
+    // (fallocate) before the publisher writes them: a full /dev/shm is a
+    // dropped frame, never a SIGBUS. A huge chunk is backed only as far as used.
+    bool back(u64 c, std::size_t size) {
         const std::size_t k = view_.geo.class_of(c);
         const auto& cl = view_.geo.classes[k];
         if (cl.chunk_size < shm::page) {
@@ -765,25 +773,34 @@ private:
             class_backed_[k] = 1;
             return true;
         }
-        if (backed_[c]) return true;
-        if (!reserve(view_.geo.payload_offset(c), cl.chunk_size)) return false;
-        backed_[c] = 1;
+        const u64 need = std::min<u64>(cl.chunk_size, (size + shm::page - 1) / shm::page * shm::page);
+        if (backed_[c] >= need) return true;
+        if (!reserve(view_.geo.payload_offset(c) + backed_[c], need - backed_[c])) return false;
+        backed_[c] = need;
         return true;
     }
 
-    u64 take_chunk(u64 c) {
-        if (!back(c)) {
+    u64 take_chunk(u64 c, std::size_t size) {
+        if (!back(c, size)) {
             notices_.add(LogLevel::warn, "shm full", "shared memory " + name_ + ": no room left in " + config_.directory +
-                                                         " for a " + std::to_string(view_.geo.classes[view_.geo.class_of(c)].chunk_size) +
-                                                         "-byte chunk: frames are dropped");
+                                                         " for a " + std::to_string(size) + "-byte frame: frames are dropped");
             return no_chunk;
         }
         seq_[c] = ++seq_counter_;
+        used_pass_[c] = pass_;
+        const std::size_t k = view_.geo.class_of(c);
+        recent_[k][recent_at_[k]++ % recent_[k].size()] = c;
         return c;
     }
 
+    // A free chunk of class k: one of the last few used first (their pages
+    // are mapped and warm in both processes), else the next in turn.
     u64 find_free(std::size_t k) {
         const auto& cl = view_.geo.classes[k];
+        for (std::size_t n = 1; n <= recent_[k].size() && n <= recent_at_[k]; ++n) {
+            const u64 c = recent_[k][(recent_at_[k] - n) % recent_[k].size()];
+            if (!loaned_[c] && view_.desc(c).owners.load(std::memory_order_acquire) == 0) return c;
+        }
         for (u64 n = 0; n < cl.count; ++n) {
             const u64 idx = (cursor_[k] + n) % cl.count;
             if (!loaned_[cl.first + idx] && view_.desc(cl.first + idx).owners.load(std::memory_order_acquire) == 0) {
@@ -809,7 +826,7 @@ private:
                                  " bytes): dropped");
             return no_chunk;
         }
-        if (const u64 c = find_free(k); c != no_chunk) return take_chunk(c);
+        if (const u64 c = find_free(k); c != no_chunk) return take_chunk(c, size);
         const u64 cap = g.ring_capacity;
         for (u64 guard = 0; guard < g.slot_count * cap; ++guard) {
             std::size_t best = g.slot_count;
@@ -833,10 +850,10 @@ private:
             s.dropped.fetch_add(1, std::memory_order_relaxed);
             ++result.dropped;
             ++dropped_;
-            if (view_.desc(e).owners.load(std::memory_order_acquire) == 0) return take_chunk(e);
+            if (view_.desc(e).owners.load(std::memory_order_acquire) == 0) return take_chunk(e, size);
         }
         for (std::size_t larger = k + 1; larger < g.class_count; ++larger)
-            if (const u64 c = find_free(larger); c != no_chunk) return take_chunk(c);
+            if (const u64 c = find_free(larger); c != no_chunk) return take_chunk(c, size);
         if (say)
             notices_.add(LogLevel::warn, "shm pool exhausted",
                          "shared memory " + name_ + ": every chunk for a " + std::to_string(size) +
@@ -892,7 +909,12 @@ private:
     std::vector<PortEvent> events_;
     u64 seen_changes_ = ~u64{0};
     u64 corrupt_slots_ = 0;
-    std::vector<std::uint8_t> backed_, class_backed_;
+    std::vector<u64> backed_;                    // per chunk: bytes with memory behind them (from its start)
+    std::vector<std::uint8_t> class_backed_;     // per class of small chunks: all backed at once
+    std::vector<u64> used_pass_;                 // per chunk: the housekeeping pass it was last taken in
+    u64 pass_ = 0;
+    std::array<std::array<u64, 4>, shm::max_classes> recent_{};  // per class: the last chunks taken
+    std::array<std::size_t, shm::max_classes> recent_at_{};
     std::vector<std::uint8_t> loaned_;           // per chunk: lent to the publisher, owners still 0
     std::array<u64, shm::max_classes> loans_{};  // per class: chunks lent now
     std::size_t loan_dropped_ = 0;               // frames taken back to make a loan: told at the next send
