@@ -19,6 +19,7 @@
 #include "gecko/log.hpp"
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/wire/names.hpp"
+#include "transport/shm_segment.hpp"
 
 #include <zmq.hpp>
 
@@ -276,9 +277,9 @@ struct Core::Impl {
     void graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type);
     void answer_list(const std::string& route, bool req_envelope, const wire::Value& request);
     void table_changed(const std::set<std::string>& names);
-    void count(std::uint64_t CoreCounters::*field) {
+    void count(std::uint64_t CoreCounters::*field, std::uint64_t n = 1) {
         std::lock_guard<std::mutex> lock(mutex);
-        ++(counters.*field);
+        counters.*field += n;
     }
     // Logs a line of `reason` unless a flood of them is being held back.
     void say(LogLevel level, const std::string& reason, const std::string& text) {
@@ -1283,7 +1284,8 @@ void Core::Impl::answer_list(const std::string& route, bool req_envelope, const 
         {"duplicate_cores", c.duplicate_cores},         {"leases_expired", c.leases_expired},
         {"dead_processes", c.dead_processes},           {"type_conflicts", c.type_conflicts},
         {"duplicate_instances", duplicates.size()},     {"refused", c.refused},
-        {"auth_failures", c.auth_failures},             {"connections_closed", c.connections_closed}};
+        {"auth_failures", c.auth_failures},             {"connections_closed", c.connections_closed},
+        {"stale_shm_removed", c.stale_shm_removed}};
     pk.pack_map(static_cast<std::uint32_t>(std::size(fields)));
     for (const auto& [name, value] : fields) {
         pk.pack(std::string_view(name));
@@ -1301,6 +1303,7 @@ int Core::Impl::run() {
     Clock::time_point next_lease_check = now;
     Clock::time_point next_pid_check = now;
     Clock::time_point next_reap = now;
+    Clock::time_point next_shm_clean = now;
     const Clock::time_point warm_until = started + opt.lease;
 
     while (!stopping) {
@@ -1345,7 +1348,18 @@ int Core::Impl::run() {
             });
             next_reap = now + milliseconds(1000);
         }
-        auto wake = std::min({next_lease_check, next_pid_check, next_reap, now + milliseconds(100), door->tick(now)});
+        if (!opt.shm_directory.empty() && now >= next_shm_clean) {
+            // Shared memory outlives a process killed with -9: its segment and
+            // doorbells stay until the next node or this core removes them.
+            if (const std::size_t n = detail::shm::remove_stale(opt.shm_directory, opt.lease)) {
+                count(&CoreCounters::stale_shm_removed, n);
+                log.info("removed " + std::to_string(n) + " shared-memory file(s) that crashed processes left in " +
+                         opt.shm_directory);
+            }
+            next_shm_clean = now + opt.shm_clean_period;
+        }
+        auto wake = std::min({next_lease_check, next_pid_check, next_reap, next_shm_clean, now + milliseconds(100),
+                              door->tick(now)});
         holds_door = door->holding();
         if (sender) wake = std::min(wake, next_announce);
         if (warm) wake = std::min(wake, warm_until);

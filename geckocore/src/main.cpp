@@ -72,6 +72,9 @@ int main(int argc, char** argv) {
     args.integer("--log-period", log_period_ms, 10, 3600000, "MS",
                  "a flood of one kind of log line writes at most one such line per MS, with the count held back "
                  "(default 10000)");
+    args.text("--shm-directory", options.shm_directory, "DIR",
+              "where this host's nodes keep shared memory: the core removes what crashed ones left there every 10 s "
+              "(default /dev/shm; \"\": never)");
     args.parse_or_exit(argc, argv);
     if (no_multicast) options.multicast = false;
     options.lease = std::chrono::milliseconds(lease_ms);

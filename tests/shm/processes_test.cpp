@@ -142,3 +142,33 @@ TEST_CASE("publisher and subscriber processes that exit cleanly leave nothing be
     CHECK(pub.wait(5s) == 0);
     CHECK(dir.entries().empty());
 }
+
+TEST_CASE("geckocore removes the segment and doorbell a publisher killed with -9 left behind", "[shm][processes][core]") {
+    Dir dir;
+    auto pub = peer({"pub", dir.path(), "abcdef"});
+    const auto line = pub.wait_for_line("locator ", 5s);
+    REQUIRE(line);
+    const std::string name = line->substr(8 + 6);  // "locator shm://<name>"
+    // A live publisher's segment next to it is left alone.
+    auto transport = make_shm_transport(config(dir.path()));
+    auto alive = transport->open_out(options(0x1234));
+    const std::string alive_name = alive->locators().front().substr(6);
+
+    pub.kill();
+    REQUIRE(pub.wait(5s));
+    REQUIRE(contains(dir.entries(), name));
+    REQUIRE(contains(dir.entries(), name + ".bell"));
+
+    gecko::test::SpawnOptions o;
+    o.stderr_mode = gecko::test::Stderr::merge;  // its log: the line it says the removal with
+    auto core = Process::spawn(GECKOCORE_PATH,
+                               {"--key", "shmclean-" + std::to_string(::getpid()), "--no-multicast", "--door", "0",
+                                "--listen", "tcp://127.0.0.1:*", "--shm-directory", dir.path()},
+                               o);
+    const auto said = core.wait_for_line("shared-memory file(s) that crashed processes left", 10s);
+    REQUIRE(said);
+    CHECK(said->find("removed 2 ") != std::string::npos);
+    CHECK_FALSE(contains(dir.entries(), name));
+    CHECK_FALSE(contains(dir.entries(), name + ".bell"));
+    CHECK(contains(dir.entries(), alive_name));
+}

@@ -47,6 +47,12 @@ struct CoreOptions {
     /// A flood of one kind of log line (per reason, not per text) writes its
     /// first line, then at most one per period, each saying how many were held back.
     std::chrono::milliseconds log_period{10000};
+    /// Where nodes of this host keep shared memory. The core removes the
+    /// segments and doorbells that crashed processes of its user left there,
+    /// every shm_clean_period (a node does the same when it opens its own).
+    /// Empty: never.
+    std::string shm_directory = "/dev/shm";
+    std::chrono::milliseconds shm_clean_period{10000};
 };
 
 /// Counters of unusual events, for tests and the "list" reply.
@@ -62,6 +68,7 @@ struct CoreCounters {
     std::uint64_t refused = 0;              ///< registrations refused (limits, invalid names)
     std::uint64_t auth_failures = 0;        ///< session messages without the session's secret
     std::uint64_t connections_closed = 0;   ///< idle connections that never said hello, closed
+    std::uint64_t stale_shm_removed = 0;    ///< shared-memory files of crashed processes removed
 };
 
 class Core {
