@@ -19,7 +19,7 @@
 #include "gecko/log.hpp"
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/wire/names.hpp"
-#include "transport/shm_segment.hpp"
+#include "gecko/shm/segment.hpp"
 
 #include <zmq.hpp>
 

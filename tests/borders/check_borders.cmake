@@ -18,6 +18,7 @@ endif()
 set(components
   "gecko/wire|gecko/wire/src"
   "gecko/net|gecko/net/src"
+  "gecko/shm|gecko/shm/src"
   "gecko|gecko/src"            # the runtime: gecko/include + gecko/src (its sub-components excluded below)
   "gecko/click|gecko/click/src"
   "gecko/spine|gecko/spine/src"

@@ -440,8 +440,9 @@ Bytes list_answer(const CoreFields& c) {
     w.key("counters");
     const char* counters[] = {"malformed_datagrams", "malformed_messages", "queries_answered", "other_key_queries",
                               "duplicate_cores",     "leases_expired",     "dead_processes",   "type_conflicts",
-                              "duplicate_instances", "refused",            "auth_failures",    "connections_closed"};
-    pk.pack_map(12);
+                              "duplicate_instances", "refused",            "auth_failures",    "connections_closed",
+                              "stale_shm_removed"};
+    pk.pack_map(static_cast<std::uint32_t>(std::size(counters)));
     for (const char* name : counters) {
         pk.pack(std::string_view(name));
         pk.pack(std::uint64_t{0});

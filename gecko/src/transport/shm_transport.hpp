@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The same-host shared-memory transport (shm://<segment>). A node's OutPort
-// owns one segment in /dev/shm (shm_segment.hpp): a pool of chunks in a few
+// owns one segment in /dev/shm (gecko/shm/segment.hpp): a pool of chunks in a few
 // size classes and one slot per subscribing InPort, each with a bounded ring
 // of chunk indices and the subscriber's interests. send() copies a frame once
 // into a chunk and queues its index in the ring of every subscriber whose
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "transport/shm_segment.hpp"
+#include "gecko/shm/segment.hpp"
 #include "transport/transport.hpp"
 
 namespace gecko::detail {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "transport/shm_segment.hpp"
+#include "gecko/shm/segment.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
