@@ -324,6 +324,7 @@ class DiscoveryClient:
         self.registrations = {}  # id -> registration dict (id kind topic type latched)
         self.watches = {}        # id -> Watch
         self.stats = None
+        self.links = []
         self.finder = Finder(opts, log)
         self.explicit = normalize_core_address(opts.core)
         self.dealer = None
@@ -421,7 +422,7 @@ class DiscoveryClient:
 
     def send_stats(self):
         if self.stats:
-            self.send(stats_msg(self.session, self.secret, self.stats))
+            self.send(stats_msg(self.session, self.secret, self.stats, self.links))
 
     # ---- the node's requests (reactor thread) ----
 
@@ -440,8 +441,11 @@ class DiscoveryClient:
         w = self.watches[ident] = Watch(callback)
         return w
 
-    def report(self, stats):
+    def report(self, stats, links=()):
+        """The figures of the node's entities and its links in use, (session,
+        scheme) each: sent with the next stats (every 3 s)."""
         self.stats = stats
+        self.links = list(links)
 
     def bye(self):
         if self.closed:

@@ -1494,7 +1494,7 @@ class Node:
                         e._tick()
             if d is not None and now >= next_stats:
                 next_stats = now + 3.0
-                d.report(self._stats_report(last_totals))
+                d.report(self._stats_report(last_totals), self._links_report())
             timeout = max(0.0, min(wake, next_tick) - time.monotonic())
             try:
                 events = poller.poll(max(1, int(timeout * 1000)))
@@ -1522,6 +1522,14 @@ class Node:
             out.append({"id": e.id, "messages_per_s": (m - pm) / 3.0, "bytes_per_s": (b - pb) / 3.0,
                         "drops": drops, "latency_ns": -1, "unheard": 0})
         return out
+
+    def _links_report(self):
+        """Reactor thread: (session, scheme) of each other node this one has a
+        link to in use, as C++ NodeImpl::report_stats (DISCOVERY.md 2.7):
+        `gecko nodes` shows them as RECEIVES FROM, `gecko info` as links."""
+        connected = self._connections.copy()  # the io holder changes it: one copy (atomic under the GIL)
+        return [(session, link["locator"].split("://", 1)[0]) for session, link in self._links.items()
+                if session != self.session and link["locator"] and link["locator"] in connected]
 
     def _wake_all(self):
         try:

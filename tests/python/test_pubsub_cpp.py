@@ -6,6 +6,7 @@ geckocore of the test's own."""
 
 import json
 import math
+import subprocess
 
 from conftest import bin_path, eventually
 
@@ -92,3 +93,32 @@ def test_python_publisher_to_cpp_sub_imu(rig):
         rate.sleep()
     assert sub.wait(10) == 0
     assert any("9.81" in l for l in sub.out), sub.out
+
+
+def test_python_subscriber_reports_its_link(rig):
+    """A Python node reports its links with its figures (DISCOVERY.md 2.7), as
+    C++ nodes do: `gecko nodes` shows the C++ publisher in its RECEIVES FROM
+    column, `gecko list --json` lists the link with its transport (one host:
+    ipc), `gecko info` says how the topic reaches it."""
+    node = rig.node("py_link_monitor")
+    sub = node.subscriber("imu", Imu)
+    rig.spawn([bin_path("pub_imu"), "--key", rig.key])
+    assert sub.receive(timeout=10.0) is not None, "no Imu from pub_imu within 10 s"
+    gecko_cli = bin_path("gecko")
+
+    def run(*args):
+        p = subprocess.run([gecko_cli] + list(args), env=rig.env(), capture_output=True, text=True, timeout=10)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.splitlines()
+
+    def listed_link():
+        for n in json.loads("\n".join(run("list", "--json")))["nodes"]:
+            if n["name"] == "py_link_monitor":
+                return [(l["node"], l["transport"]) for l in n["links"]]
+        return []
+    # Figures go to the core every 3 s: the first report with the link.
+    eventually(lambda: ("imu_driver", "ipc") in listed_link(), 15, "the Python node's link in gecko list --json")
+    lines = run("nodes")
+    assert any("RECEIVES FROM" in l for l in lines), lines
+    assert any(l.startswith("py_link_monitor") and "imu_driver over ipc" in l for l in lines), lines
+    assert any("from imu_driver over ipc" in l for l in run("info", "imu")), "gecko info imu shows no link"
