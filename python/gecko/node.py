@@ -668,13 +668,15 @@ class Subscriber:
             if q and _monotonic() - self.node._app_drain <= 0.001:
                 # The common case in one frame: a message waits, the in-port was read
                 # within 1 ms (keep-last-N: it is among the newest), small, uncompressed.
-                with self._lock:
-                    if q:
-                        self._stats.delivered += 1
-                        frame = q.popleft()  # a subscriber's queue holds frames only (no refusals)
-                        receive_ns = self._times.popleft()
-                    else:
-                        frame = None
+                lock = self._lock
+                lock.acquire()  # (not `with`: ~30 ns less; nothing below raises)
+                if q:
+                    self._stats.delivered += 1
+                    frame = q.popleft()  # a subscriber's queue holds frames only (no refusals)
+                    receive_ns = self._times.popleft()
+                else:
+                    frame = None
+                lock.release()
                 if frame is not None:
                     if not frame[11] and len(frame) <= _SLICE_MAX:
                         try:
