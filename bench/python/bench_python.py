@@ -32,6 +32,10 @@
 #
 # Run from a build tree (needs geckocore and gecko-sim):
 #   PYTHONPATH=python /usr/bin/python3 bench/python/bench_python.py --bin build/bin [--steps 5000] [--seconds 3]
+# With the optional compiled helper (build/python/gecko_speedups*.so, built by
+# CMake where python3-dev is installed), put build/python on PYTHONPATH too:
+#   PYTHONPATH=python:build/python ...        (GECKO_PYTHON_SPEEDUPS=0: without it)
+# The first line printed says which path the subscriber's node takes.
 import argparse
 import os
 import re
@@ -285,6 +289,9 @@ def main():
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--rounds", type=int, default=3, help="rounds of each part (lockstep: gecko then raw)")
     a = p.parse_args()
+    sp = gecko.node.speedups
+    print("gecko %s: in-port drain by %s" % (gecko.__file__, "gecko_speedups (%s)" % sp.__file__ if sp else
+                                            "pyzmq (pure Python)"))
     print("lockstep, %d steps per row, rounds alternate gecko / raw:" % a.steps)
     ls = []
     for i in range(a.rounds):

@@ -40,7 +40,8 @@ from .errors import DecodeError, Error
 _NOBLOCK = int(zmq.NOBLOCK)
 _POLLIN = int(zmq.POLLIN)
 _zmq_poll = zmq.zmq_poll  # zmq_poll([(socket, POLLIN)], 0): ~0.7 us; getsockopt(ZMQ_EVENTS) ~1.6 us (an enum per call)
-_BATCH = range(4096)  # frames taken from the in-port per batch, at most
+_BATCH = range(4096)  # frames taken from the in-port per batch, at most (1 + 4096)
+_BATCH_SIZE = 4097
 _startswith = bytes.startswith
 _repeat = itertools.repeat
 _LITTLE_ENDIAN = sys.byteorder == "little"
@@ -53,6 +54,33 @@ def _joined_words(frames):
     if len(set(map(len, frames))) != 1:
         return None
     return memoryview(b"".join(frames)).cast("Q")
+
+
+
+def _load_speedups():
+    """The optional compiled helper (python/speedups/, built by the project's
+    CMake into build/python/), or None: not on sys.path, GECKO_PYTHON_SPEEDUPS=0,
+    or another libzmq than pyzmq's (its drain() takes pyzmq's socket pointers,
+    so both must be one library: the only libzmq the process has mapped)."""
+    if os.environ.get("GECKO_PYTHON_SPEEDUPS", "1") == "0":
+        return None
+    try:
+        import gecko_speedups
+    except ImportError:
+        return None
+    try:
+        with open("/proc/self/maps") as f:
+            mapped = {os.path.realpath(line.split(None, 5)[5].strip()) for line in f
+                      if "libzmq" in line and len(line.split(None, 5)) == 6}
+    except OSError:
+        return None
+    if mapped != {gecko_speedups.libzmq_path()}:
+        return None
+    return gecko_speedups
+
+
+speedups = _load_speedups()
+_drain = speedups.drain if speedups is not None else None
 
 _context = None
 _context_lock = threading.Lock()
@@ -910,6 +938,7 @@ class Node:
         self._sub.setsockopt(zmq.MAXMSGSIZE, o.max_message_size + wire.HEADER_SIZE)
         self._sub.setsockopt(zmq.LINGER, 0)
         self._sub_ready = [(self._sub, _POLLIN)]  # for _zmq_poll(..., 0): does a frame wait?
+        self._sub_address = self._sub.underlying  # the libzmq socket, for gecko_speedups.drain()
         self._sub_poller = zmq.Poller()
         self._sub_poller.register(self._sub, zmq.POLLIN)
         self._wake_r, self._wake_w = os.pipe()
@@ -1394,23 +1423,28 @@ class Node:
         ~0.7 us, a recv that finds nothing raises zmq.Again, ~4 us. So: poll
         once (unless a poll just said a frame waits), take one, poll once
         more, and if more wait, take frames until zmq.Again: two polls for a
-        lone frame (lockstep), a flat cost for a burst (streaming)."""
+        lone frame (lockstep), a flat cost for a burst (streaming). With the
+        compiled helper (gecko_speedups), one call of its drain() instead:
+        ~0.1 us a frame against ~0.2, no poll, no exception."""
         sub = self._sub
         if sub is None:
             return False
-        ask = self._sub_ready
-        if not readable and not _zmq_poll(ask, 0):
-            return False
-        frames = []
-        append = frames.append
-        recv = sub.recv
-        try:
-            append(recv(_NOBLOCK))
-            if _zmq_poll(ask, 0):
-                for _ in _BATCH:
-                    append(recv(_NOBLOCK))
-        except zmq.ZMQError:  # Again: drained, or closing
-            pass
+        if _drain is not None:  # the compiled helper: recv until none waits, in one call
+            frames = _drain(self._sub_address, _BATCH_SIZE)
+        else:
+            ask = self._sub_ready
+            if not readable and not _zmq_poll(ask, 0):
+                return False
+            frames = []
+            append = frames.append
+            recv = sub.recv
+            try:
+                append(recv(_NOBLOCK))
+                if _zmq_poll(ask, 0):
+                    for _ in _BATCH:
+                        append(recv(_NOBLOCK))
+            except zmq.ZMQError:  # Again: drained, or closing
+                pass
         if not frames:
             return False
         now = time.time_ns()

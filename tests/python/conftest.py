@@ -146,8 +146,10 @@ class Rig:
         self.nodes = []
 
     def env(self, **extra):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GECKO_")}
-        env.update(GECKO_KEY=self.key, GECKO_IPC_DIR=self.ipc_dir, PYTHONPATH=os.path.join(ROOT, "python"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GECKO_") or k == "GECKO_PYTHON_SPEEDUPS"}
+        # the package from this tree; the rest of the test's path (the compiled helper's directory, if any)
+        path = [os.path.join(ROOT, "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env.update(GECKO_KEY=self.key, GECKO_IPC_DIR=self.ipc_dir, PYTHONPATH=os.pathsep.join(path))
         if self.multicast:
             env["GECKO_MULTICAST"] = self.multicast
         else:
