@@ -344,7 +344,9 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
     if (woken) consume(wake_fd_);
 }
 
-void Inbound::drain_now() {
+void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
+    if (fresh_for.count() > 0 && steady_now_ns() - last_app_drain_ns_.load(std::memory_order_relaxed) < fresh_for.count())
+        return;
     std::unique_lock<std::mutex> io(io_, std::try_to_lock);
     if (!io.owns_lock()) {
         // An application leader drains whatever arrives; the reactor may be

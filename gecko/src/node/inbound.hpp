@@ -76,8 +76,12 @@ public:
     /// Moves what the links hold into the sinks now: a reader looks at the
     /// newest, not at what an idle moment left in its queue. If the reactor is
     /// mid-drain, waits for it (a bounded drain); if an application thread
-    /// leads, returns at once (it drains everything that arrives).
-    void drain_now();
+    /// leads, returns at once (it drains everything that arrives). Nothing
+    /// either if an application thread drained less than `fresh_for` ago: a
+    /// reader going through a backlog then pops what is queued instead of
+    /// moving frames it will never read (they stay with the transport, whose
+    /// queue drops the oldest, counted).
+    void drain_now(std::chrono::nanoseconds fresh_for = std::chrono::nanoseconds(0));
     /// Wakes every waiting thread to re-check (shutdown, close).
     void wake_all();
     /// Wakes every waiter; from now on wait() returns at once.
