@@ -189,7 +189,7 @@ private:
 
 // ---- stacks ---------------------------------------------------------------------
 
-enum class Path { raw, gecko, gateway, iceoryx_waitset, iceoryx_busy };
+enum class Path { raw, gecko, gateway, iceoryx_waitset, iceoryx_busy, gecko_spin };
 const char* to_string(Path p) {
     switch (p) {
         case Path::raw: return "raw ZeroMQ REQ/REP";
@@ -197,6 +197,7 @@ const char* to_string(Path p) {
         case Path::gateway: return "Click client -> gateway -> Simulation";
         case Path::iceoryx_waitset: return "iceoryx WaitSet";
         case Path::iceoryx_busy: return "iceoryx busy-poll";
+        case Path::gecko_spin: return "gecko Controller <-> Simulation, spin";
     }
     return "?";
 }
@@ -206,15 +207,29 @@ struct Stack {
     Path path;
     Transport transport;
 };
-constexpr int kStacks = 9;  // at most; the iceoryx ones (last) only when iceoryx runs
+// The rotation's stacks (the iceoryx ones, last, only when iceoryx runs), then
+// the spin stack, run on its own after the rotation: a node that spins keeps
+// a vCPU busy, which would slow the other stacks of the rotation.
+constexpr int kStacks = 10;
 constexpr Stack kOrder[kStacks] = {{Path::raw, Transport::ipc},     {Path::gecko, Transport::ipc},
                                    {Path::gateway, Transport::ipc}, {Path::raw, Transport::tcp},
                                    {Path::gecko, Transport::tcp},   {Path::gateway, Transport::tcp},
                                    {Path::gecko, Transport::shm},
-                                   {Path::iceoryx_waitset, Transport::shm}, {Path::iceoryx_busy, Transport::shm}};
+                                   {Path::iceoryx_waitset, Transport::shm}, {Path::iceoryx_busy, Transport::shm},
+                                   {Path::gecko_spin, Transport::shm}};
+constexpr int kSpinStack = 9;
+constexpr std::chrono::microseconds kSpin{50};  // NodeOptions::spin of both ends of the spin stack
 
-/// The stacks of this run: 9 with iceoryx, 7 without.
-int stacks() { return iceoryx::available() ? kStacks : kStacks - 2; }
+/// The stacks of the rotation: 9 with iceoryx, 7 without.
+int stacks() { return iceoryx::available() ? kStacks - 1 : kStacks - 3; }
+
+/// The stacks of a run: the rotation's and the spin stack.
+std::vector<int> all_stacks() {
+    std::vector<int> v;
+    for (int k = 0; k < stacks(); ++k) v.push_back(k);
+    v.push_back(kSpinStack);
+    return v;
+}
 
 /// The stack that carries round trip `j`: rotates every cycle so that each
 /// stack follows each other one equally often.
@@ -230,10 +245,12 @@ using Endpoints = std::array<StackEndpoints, kStacks>;
 
 Endpoints make_endpoints() {
     Endpoints e;
-    for (int k = 0; k < stacks(); ++k) {
+    for (int k : all_stacks()) {
         if (is_iceoryx(kOrder[k].path)) continue;  // named by iceoryx_side.cpp
         const Transport t = kOrder[k].transport;
-        const std::string tag = std::string(kOrder[k].path == Path::raw ? "raw" : kOrder[k].path == Path::gecko ? "gecko" : "gw");
+        const Path path = kOrder[k].path == Path::gecko_spin ? Path::gecko : kOrder[k].path;
+        const std::string tag = std::string(path == Path::raw ? "raw" : path == Path::gecko ? "gecko" : "gw") +
+                                (kOrder[k].path == Path::gecko_spin ? "-spin" : "");
         if (kOrder[k].path != Path::gecko) e[k].rep = make_endpoint(t, tag + "-rep");
         if (kOrder[k].path != Path::raw) {
             e[k].request = make_endpoint(t, tag + "-request");
@@ -245,12 +262,14 @@ Endpoints make_endpoints() {
 
 /// A node that binds exactly `listen` and links to `peer` (discovery off);
 /// without them, one reachable in this process only (inproc).
-gecko::Node bench_node(const std::string& name, const std::string& listen = "", const std::string& peer = "") {
+gecko::Node bench_node(const std::string& name, const std::string& listen = "", const std::string& peer = "",
+                       std::chrono::microseconds spin = std::chrono::microseconds(0)) {
     gecko::NodeOptions o;
     o.key = "lockstep-bench";
     o.name = name;
     o.discovery = false;
     o.transports = {"inproc"};
+    o.spin = spin;
     if (!listen.empty()) o.listen = {listen};
     if (!peer.empty()) o.peers = {peer};
     return gecko::Node(o);
@@ -277,7 +296,7 @@ int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
     std::vector<std::unique_ptr<Sim>> sims;
     zmq::context_t raw_context(1);
     std::vector<zmq::socket_t> reps;
-    for (int k = 0; k < stacks(); ++k) {
+    for (int k : all_stacks()) {
         if (is_iceoryx(kOrder[k].path)) continue;  // answered by the iceoryx peer process
         if (kOrder[k].path == Path::raw) {
             zmq::socket_t rep(raw_context, zmq::socket_type::rep);
@@ -287,7 +306,8 @@ int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
             reps.push_back(std::move(rep));
             continue;
         }
-        auto sim = std::make_unique<Sim>(Sim{bench_node("bench-sim", e[k].answer, e[k].request), BenchBackend(scene), nullptr});
+        const auto spin = kOrder[k].path == Path::gecko_spin ? kSpin : std::chrono::microseconds(0);
+        auto sim = std::make_unique<Sim>(Sim{bench_node("bench-sim", e[k].answer, e[k].request, spin), BenchBackend(scene), nullptr});
         gecko::click::SimulationServerOptions o;
         sim->server = std::make_unique<gecko::click::SimulationServer>(sim->node, "sim", sim->backend, o);
         sims.push_back(std::move(sim));
@@ -383,8 +403,8 @@ struct NodeHolder {
 class GeckoClient : public Client, private NodeHolder {
 public:
     /// With a node of its own that binds e.request and links to e.answer.
-    GeckoClient(const StackEndpoints& e, const Scene& scene)
-        : NodeHolder{bench_node("bench-controller", e.request, e.answer)}, control_(scene.control) {
+    GeckoClient(const StackEndpoints& e, const Scene& scene, std::chrono::microseconds spin = std::chrono::microseconds(0))
+        : NodeHolder{bench_node("bench-controller", e.request, e.answer, spin)}, control_(scene.control) {
         start(*own);
     }
     /// On `node`, already linked to the simulation.
@@ -551,6 +571,7 @@ Samples run_once(const Scene& scene, int rounds) {
                 case Path::iceoryx_busy:
                     clients[k] = std::make_unique<IceoryxClient>(*iceoryx_run, lockstep_iceoryx::Wake::busy_poll);
                     break;
+                case Path::gecko_spin: break;  // after the rotation
             }
         }
         const int warmup = std::max(20, rounds / 20);
@@ -563,6 +584,13 @@ Samples run_once(const Scene& scene, int rounds) {
             }
         }
         if (iceoryx_run) iceoryx_run->finish(j);
+        // The spin stack alone, back to back: both ends spin up to kSpin before
+        // they block, and the next request comes within it.
+        GeckoClient spinning(e[kSpinStack], scene, kSpin);
+        for (int i = 0; i < warmup + rounds; ++i, ++j) {
+            const double us = spinning.step(j);
+            if (i >= warmup) samples[kSpinStack].push_back(us);
+        }
     }
     sim.send(PipeMsg{kDone});
     gateway.send(PipeMsg{kDone});
@@ -775,9 +803,18 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
         };
         const double raw_p50 = p50_of(Path::raw);
         const double gecko_p50 = p50_of(Path::gecko);
-        std::vector<Path> paths = t == Transport::shm ? std::vector<Path>{Path::gecko, Path::iceoryx_waitset, Path::iceoryx_busy}
+        std::vector<Path> paths = t == Transport::shm ? std::vector<Path>{Path::gecko, Path::iceoryx_waitset, Path::gecko_spin,
+                                                                          Path::iceoryx_busy}
                                                       : std::vector<Path>{Path::raw, Path::gecko, Path::gateway};
-        if (t == Transport::shm && !iceoryx::available()) paths = {Path::gecko};
+        if (t == Transport::shm && !iceoryx::available()) paths = {Path::gecko, Path::gecko_spin};
+        auto shm_p50 = [&](Path path) {
+            for (int k : all_stacks())
+                if (kOrder[k].transport == Transport::shm && kOrder[k].path == path) {
+                    std::vector<double> v = pooled[k];
+                    return percentile(v, 50);
+                }
+            return static_cast<double>(NAN);
+        };
         const double shm_gecko_p50 = [&] {
             for (int k = 0; k < stacks(); ++k)
                 if (kOrder[k].transport == Transport::shm && kOrder[k].path == Path::gecko) {
@@ -834,14 +871,21 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
                                                  fmt(raw_p50 + gecko_p50, 0) + " µs, plus Click protobuf " +
                                                  fmt(costs.gateway_codec_us, 0) + " µs and a third process";
                     break;
+                case Path::gecko_spin:
+                    bytes = std::to_string(scene.gecko_request_bytes) + " → " + std::to_string(scene.gecko_answer_bytes);
+                    verdict = "not in the rotation: back to back after it, both nodes spin " +
+                              std::to_string(kSpin.count()) + " µs before they block (NodeOptions::spin); issue 11 "
+                              "target ≤ 1.2× iceoryx busy-poll";
+                    break;
                 case Path::iceoryx_waitset:
                 case Path::iceoryx_busy:
                     bytes = std::to_string(scene.click_control_bytes.size()) + " → " +
                             std::to_string(scene.click_sensor_bytes.size());
                     verdict = std::string("peer (no target): ") +
                               (p == Path::iceoryx_waitset ? "both ends block on a WaitSet" : "both ends spin on take()") +
-                              "; gecko shm p50 = " + ratio(shm_gecko_p50 / p50) + ", gecko ipc = " +
-                              ratio(gecko_p50 / p50) + " this";
+                              "; gecko shm" + (p == Path::iceoryx_waitset ? "" : " spin") + " p50 = " +
+                              ratio((p == Path::iceoryx_waitset ? shm_gecko_p50 : shm_p50(Path::gecko_spin)) / p50) +
+                              ", gecko ipc = " + ratio(gecko_p50 / p50) + " this";
                     break;
             }
             if (p != Path::raw && !is_iceoryx(p) && t != Transport::shm && r > kTarget) ++misses;
