@@ -49,6 +49,7 @@ Inbound::Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::ve
     : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor) {
     fired_.assign(ports_.size(), false);
     pollfds_.resize(ports_.size() + 2);
+    port_links_.assign(ports_.size(), 0);
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
@@ -84,11 +85,16 @@ void Inbound::apply_pending() {
 }
 
 InPort* Inbound::port_for(const std::string& locator) {
+    const std::size_t i = port_index(locator);
+    return i < ports_.size() ? ports_[i].get() : nullptr;
+}
+
+std::size_t Inbound::port_index(const std::string& locator) const {
     const auto scheme = scheme_of(locator);
     for (std::size_t i = 0; i < ports_.size(); ++i)
         for (const auto& s : schemes_[i])
-            if (s == scheme) return ports_[i].get();
-    return nullptr;
+            if (s == scheme) return i;
+    return ports_.size();
 }
 
 void Inbound::add_sink(Sink& sink, const std::string& announcement) {
@@ -164,6 +170,7 @@ bool Inbound::try_link(const std::vector<std::string>& candidates, bool first_tr
                 std::lock_guard<std::mutex> lock(connections_mutex_);
                 connections_.emplace(link, locator);
             }
+            ++port_links_[port_index(locator)];
             // Said once per node and scheme: with many peers on one host it would repeat.
             if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
                 notices_.add(LogLevel::info, "fallback from " + std::string(scheme_of(link)),
@@ -211,7 +218,11 @@ void Inbound::disconnect(const std::string& locator) {
         has_retries_ = !retries_.empty();
         const auto it = connections_.find(locator);
         if (it == connections_.end()) return;
-        if (InPort* port = port_for(it->second)) port->disconnect(it->second);
+        const std::size_t i = port_index(it->second);
+        if (i < ports_.size()) {
+            ports_[i]->disconnect(it->second);
+            --port_links_[i];
+        }
         std::lock_guard<std::mutex> lock(connections_mutex_);
         connections_.erase(it);
     });
@@ -320,9 +331,15 @@ void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadlin
 }
 
 void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
+    // Only one port holds links (a node whose peers all share its host, over
+    // shared memory): its own wait, which spins where the transport can and
+    // costs one system call less than a poll over every port.
+    std::size_t linked = 0, only = 0;
+    for (std::size_t i = 0; i < ports_.size(); ++i)
+        if (port_links_[i] != 0) ++linked, only = i;
     bool woken = false;
-    if (ports_.size() == 1) {
-        woken = (ports_[0]->wait(timeout, {wake_fd_, shutdown_fd()}) & 2u) != 0;
+    if (ports_.size() == 1 || linked == 1) {
+        woken = (ports_[only]->wait(timeout, {wake_fd_, shutdown_fd()}) & 2u) != 0;
     } else {
         for (auto& p : ports_)
             if (!p->prepare_wait()) return;

@@ -105,12 +105,14 @@ private:
     void delivered();                        // wakes followers after a drain that delivered
     void set_reactor_watch(bool watch);      // reactor thread only
     InPort* port_for(const std::string& locator);
+    std::size_t port_index(const std::string& locator) const;  // ports_.size() if none
     bool try_link(const std::vector<std::string>& candidates, bool first_try);  // io_ held
     void retry_links(Clock::time_point now);                                   // io_ held
 
     std::vector<std::unique_ptr<InPort>> ports_;
     std::vector<bool> fired_;  // io holder only: ports whose fd wait_ports saw fire (drain them)
     std::vector<pollfd> pollfds_;  // io holder only: wait_ports' poll set (ports, wake, shutdown)
+    std::vector<std::size_t> port_links_;  // io holder only: per port, the links it holds for us
     std::vector<std::vector<std::string>> schemes_;
     Notices& notices_;
     Reactor& reactor_;
