@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -171,4 +172,44 @@ TEST_CASE("geckocore removes the segment and doorbell a publisher killed with -9
     CHECK_FALSE(contains(dir.entries(), name));
     CHECK_FALSE(contains(dir.entries(), name + ".bell"));
     CHECK(contains(dir.entries(), alive_name));
+}
+
+TEST_CASE("with group access, another user of the group links over shared memory; without, it cannot open it",
+          "[shm][processes][group]") {
+    Dir dir;
+    for (const bool group : {true, false}) {
+        auto o = options(group ? 0x6001 : 0x6002);
+        o.group_access = group;
+        auto transport = make_shm_transport(config(dir.path()));
+        auto out = transport->open_out(o);
+        const std::string name = out->locators().front().substr(6);
+        struct stat seg {}, bell {};
+        REQUIRE(::stat((dir.path() + "/" + name).c_str(), &seg) == 0);
+        REQUIRE(::stat((dir.path() + "/" + name + ".bell").c_str(), &bell) == 0);
+        CHECK((seg.st_mode & 0777) == (group ? 0660u : 0600u));
+        CHECK((bell.st_mode & 0777) == (group ? 0660u : 0600u));
+        if (::geteuid() != 0) continue;  // becoming another user needs root
+
+        // Another user (nobody) in our group, in a directory the group may use.
+        REQUIRE(::chmod(dir.path().c_str(), 0770) == 0);
+        gecko::test::SpawnOptions as;
+        as.env = {{"GECKO_TEST_AS", "65534:" + std::to_string(::getegid())}};
+        auto sub = Process::spawn(GECKO_SHM_PEER, {"sub", dir.path(), out->locators().front(), "1"}, as);
+        const auto first = sub.wait_for_line([](const std::string& l) { return l == "ready" || l.rfind("cannot connect", 0) == 0; }, 5s);
+        REQUIRE(first);
+        if (!group) {
+            INFO(*first);
+            CHECK(first->find("no permission to open") != std::string::npos);
+            continue;
+        }
+        REQUIRE(*first == "ready");
+        bool held = false;
+        for (std::uint32_t i = 0; i < 500 && !held; ++i) {
+            out->drain_events([](const PortEvent&) {});
+            auto f = frame(channel("t"), 64, 0x5a, i);
+            out->send(f);
+            held = static_cast<bool>(sub.wait_for_line("held 1", 10ms));
+        }
+        CHECK(held);
+    }
 }

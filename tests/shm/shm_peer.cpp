@@ -9,9 +9,12 @@
 //   node-pub N             a Node (GECKO_* environment) publishing N strings on
 //                          "greetings" once a subscriber is there: "published N"
 //   node-sub N             a Node receiving N strings: "recv TEXT", "done"
+// Run as root with GECKO_TEST_AS=UID:GID, it first becomes that user and group
+// (another user sharing the publisher's group).
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/std.hpp>
 
+#include <grp.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -129,6 +132,14 @@ int node_sub(long count) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (const char* as = std::getenv("GECKO_TEST_AS")) {
+        unsigned uid = 0, gid = 0;
+        if (std::sscanf(as, "%u:%u", &uid, &gid) != 2 || ::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 ||
+            ::setuid(uid) != 0) {
+            std::fprintf(stderr, "gecko_shm_peer: cannot become %s\n", as);
+            return 2;
+        }
+    }
     const std::string role = argc > 1 ? argv[1] : "";
     if (role == "sub" && argc == 5) return sub(argv[2], argv[3], std::strtoul(argv[4], nullptr, 10));
     if (role == "pub" && argc == 4) return pub(argv[2], std::strtoull(argv[3], nullptr, 16));

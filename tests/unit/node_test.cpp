@@ -71,6 +71,29 @@ TEST_CASE("NodeOptions::from_env reads every GECKO_ variable", "[node]") {
     CHECK(o.ipc_directory == "/run/gecko");
 }
 
+TEST_CASE("NodeOptions::from_env reads the shared-memory variables, and refuses what they cannot mean", "[node][shm]") {
+    {
+        ScopedEnv env{{"GECKO_SHM", "require"}, {"GECKO_SHM_GROUP", "1"}, {"GECKO_SPIN_US", "25"}};
+        const auto o = gecko::NodeOptions::from_env();
+        CHECK(o.shared_memory == gecko::NodeOptions::SharedMemory::required);
+        CHECK(o.shared_memory_group);
+        CHECK(o.spin == std::chrono::microseconds(25));
+    }
+    {
+        ScopedEnv env{{"GECKO_SHM", nullptr}, {"GECKO_SHM_GROUP", nullptr}, {"GECKO_SPIN_US", nullptr}};
+        const auto o = gecko::NodeOptions::from_env();
+        CHECK(o.shared_memory == gecko::NodeOptions::SharedMemory::automatic);
+        CHECK_FALSE(o.shared_memory_group);
+        CHECK(o.spin == std::chrono::microseconds(0));
+    }
+    for (const auto& [name, value] : {std::pair<const char*, const char*>{"GECKO_SHM", "sometimes"},
+                                      {"GECKO_SHM_GROUP", "yes"},
+                                      {"GECKO_SPIN_US", "-3"}}) {
+        ScopedEnv env{{name, value}};
+        CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), Catch::Contains(name));
+    }
+}
+
 TEST_CASE("NodeOptions::from_args puts flags over the environment, beside the program's own options", "[node]") {
     ScopedEnv env{{"GECKO_KEY", "from-env"}, {"GECKO_NODE", nullptr}, {"GECKO_NO_MULTICAST", nullptr}};
     const char* argv[] = {"prog", "--count", "5", "--key", "dalek", "--core", "10.0.0.2", "--no-multicast"};

@@ -74,6 +74,10 @@ struct NodeOptions {
         required,   ///< a node on this host is reached over shared memory or not at all (said in the log)
     };
     SharedMemory shared_memory = SharedMemory::automatic;
+    /// Shared memory this node creates is readable and writable by its group
+    /// too (mode 0660, not 0600), so that nodes of other users in that group
+    /// link over it (GECKO_SHM_GROUP=1). Without it they fall back to ipc.
+    bool shared_memory_group = false;
     /// How long a thread waiting for a message over shared memory keeps
     /// polling before it sleeps (GECKO_SPIN_US); 0 sleeps at once. A bounded
     /// busy-wait: it wins a lockstep exchange when both sides are awake, at
@@ -104,7 +108,7 @@ struct NodeOptions {
 
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
-    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SPIN_US.
+    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SHM_GROUP, GECKO_SPIN_US.
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 

@@ -105,6 +105,11 @@ NodeOptions NodeOptions::from_env() {
         else if (v == "require") o.shared_memory = SharedMemory::required;
         else checked("GECKO_SHM", v, "expected auto, off or require");
     }
+    if (auto v = env("GECKO_SHM_GROUP"); !v.empty()) {
+        if (v == "1") o.shared_memory_group = true;
+        else if (v == "0") o.shared_memory_group = false;
+        else checked("GECKO_SHM_GROUP", v, "expected 1 or 0");
+    }
     if (auto v = env("GECKO_SPIN_US"); !v.empty()) {
         char* end = nullptr;
         errno = 0;

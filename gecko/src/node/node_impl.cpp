@@ -56,6 +56,7 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.max_message_size = options_.max_message_size;
     po.linger = options_.linger;
     po.spin = options_.spin;
+    po.group_access = options_.shared_memory_group;
     po.notice = [this](LogLevel level, const std::string& reason, const std::string& message) {
         notices_.add(level, reason, message);  // queued: the reactor writes it, with no lock held
     };

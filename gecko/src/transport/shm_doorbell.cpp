@@ -10,12 +10,13 @@
 
 namespace gecko::detail::shm {
 
-Doorbell::Doorbell(std::string path) : path_(std::move(path)) {
-    if (::mkfifo(path_.c_str(), 0600) != 0) {
+Doorbell::Doorbell(std::string path, unsigned mode) : path_(std::move(path)) {
+    if (::mkfifo(path_.c_str(), static_cast<mode_t>(mode)) != 0) {
         why_ = "cannot create the doorbell " + path_ + ": " + std::strerror(errno);
         return;
     }
     fd_ = ::open(path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ >= 0) ::fchmod(fd_, static_cast<mode_t>(mode));  // past the umask
     if (fd_ < 0) {
         why_ = "cannot open the doorbell " + path_ + ": " + std::strerror(errno);
         ::unlink(path_.c_str());

@@ -15,7 +15,8 @@ namespace gecko::detail::shm {
 class Doorbell {
 public:
     /// mkfifo(path, 0600) and open it; on failure fd() is -1 and why() says why.
-    explicit Doorbell(std::string path);
+    /// Creates the FIFO with `mode` (0600: the user; 0660: the group too).
+    explicit Doorbell(std::string path, unsigned mode = 0600);
     ~Doorbell();
     Doorbell(const Doorbell&) = delete;
     Doorbell& operator=(const Doorbell&) = delete;

@@ -224,7 +224,8 @@ struct Mapping {
 
 class ShmOutPort final : public OutPort {
 public:
-    ShmOutPort(const shm::Config& config, const PortOptions& o) : config_(config), notices_(o.notice) {
+    ShmOutPort(const shm::Config& config, const PortOptions& o)
+        : config_(config), notices_(o.notice), mode_(o.group_access ? 0660 : 0600) {
         const std::size_t ring = config.ring ? config.ring
                                              : static_cast<std::size_t>(std::clamp(o.send_queue, 16, 4096));
         std::string why;
@@ -246,7 +247,7 @@ public:
         const std::string base_name = name;
         for (int n = 1;; ++n) {
             path_ = config.directory + "/" + name;
-            map_->fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            map_->fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_);
             if (map_->fd >= 0 || errno != EEXIST || exact || n > 64) break;
             name = base_name + "-" + std::to_string(n);
         }
@@ -254,6 +255,7 @@ public:
             throw Error(Errc::transport, "cannot create the shared-memory segment " + path_ + ": " + std::strerror(errno));
         created_ = true;
         name_ = name;
+        ::fchmod(map_->fd, mode_);  // exactly, whatever the umask
         map_->size = g.total;
         if (::ftruncate(map_->fd, static_cast<off_t>(g.total)) != 0) fail("cannot size");
         // The header, slots and descriptors get their memory now: a full
@@ -263,7 +265,7 @@ public:
         map_->base = ::mmap(nullptr, g.total, PROT_READ | PROT_WRITE, MAP_SHARED, map_->fd, 0);
         if (map_->base == MAP_FAILED) fail("cannot map");
         view_.base = static_cast<std::uint8_t*>(map_->base);
-        bell_ = std::make_unique<shm::Doorbell>(shm::publisher_bell(config.directory, name_));
+        bell_ = std::make_unique<shm::Doorbell>(shm::publisher_bell(config.directory, name_), mode_);
         if (bell_->fd() < 0) {
             const std::string reason = bell_->why();
             bell_.reset();
@@ -898,6 +900,7 @@ private:
 
     shm::Config config_;
     PortNotices notices_;
+    mode_t mode_;
     std::shared_ptr<Mapping> map_ = std::make_shared<Mapping>();  // shared with loans: mapped while one lives
     View view_;
     std::string path_, name_, locator_;
@@ -1019,7 +1022,8 @@ public:
         start_ = shm::own_start_time();
         ns_ = shm::own_pid_namespace();
         nonce_ = random_nonce();
-        bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_));
+        bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_),
+                                                o.group_access ? 0660 : 0600);
         if (bell_->fd() < 0) throw Error(Errc::transport, "shared-memory transport: " + bell_->why());
     }
 
@@ -1048,7 +1052,9 @@ public:
         if (link->map.fd < 0) {
             const int e = errno;
             why = e == ENOENT ? "no shared-memory segment " + path + " (its publisher is gone, or runs in another container)"
-                  : e == EACCES ? "no permission to open " + path + " (another user's segment)"
+                  : e == EACCES ? "no permission to open " + path +
+                                      " (another user's segment; users who share a group link over shared memory when "
+                                      "the publishing node sets GECKO_SHM_GROUP=1)"
                                 : "cannot open " + path + ": " + std::strerror(e);
             return false;
         }

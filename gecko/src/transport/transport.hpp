@@ -78,6 +78,10 @@ struct PortOptions {
     /// transport can (shm); 0 blocks at once. A bounded busy-wait: it wins a
     /// lockstep exchange when both sides are awake, at the cost of CPU.
     std::chrono::microseconds spin{0};
+    /// Files a transport creates (shared-memory segments and doorbells) are
+    /// readable and writable by the group too, not only the user: processes
+    /// of several users that share a group link over them.
+    bool group_access = false;
     /// Where a port reports a fault it handled (a link it dropped, a corrupt
     /// or dead peer), for the node's log. Called on the thread using the port,
     /// possibly with the node's locks held: queue it (Notices::add), never log
