@@ -72,6 +72,13 @@ std::string make_endpoint(Transport t, const std::string& what) {
     return "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
 }
 
+bool same_host_rows_ran(const Options& options) {
+    if (options.ipc) return true;
+    std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: run with the ipc rows only (--transport tcp)\n\n"
+              << std::flush;
+    return false;
+}
+
 void remove_endpoint(const std::string& endpoint) noexcept {
     const std::string prefix = "ipc://";
     if (endpoint.compare(0, prefix.size(), prefix) == 0) ::unlink(endpoint.c_str() + prefix.size());

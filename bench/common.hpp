@@ -35,6 +35,11 @@ struct Options {
     std::size_t only_size = 0;  ///< nonzero: latency/throughput rows of this payload size only
 };
 
+/// The same-host rows (Gecko over shm, iceoryx) run with the ipc rows: false,
+/// and a line saying so, when this run has none.
+bool same_host_rows_ran(const Options& options);
+
+
 /// A side stopped answering, or the machinery failed: the run cannot go on.
 struct Stall : std::runtime_error {
     using std::runtime_error::runtime_error;

@@ -333,11 +333,7 @@ void run_latency(const Options& options) {
         "RawPublisher/RawSubscriber. " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
-    if (!options.ipc) {
-        std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: run with the ipc rows only (--transport tcp)\n\n"
-                  << std::flush;
-        return;
-    }
+    if (!same_host_rows_ran(options)) return;
     host.notes.push_back(
         "Two more stacks in each ipc run, in the same rotation. Gecko shm: the typed layer over shared memory, both "
         "ends sending loans (Publisher::loan, a gecko::BytesToFill field the payload is copied into, publish), the "

@@ -312,11 +312,7 @@ void run_throughput(const Options& options) {
         " (raw RCVHWM = gecko receive_queue), gecko depth " + std::to_string(kDepth) + ". " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
-    if (!options.ipc) {
-        std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: run with the ipc rows only (--transport tcp)\n\n"
-                  << std::flush;
-        return;
-    }
+    if (!same_host_rows_ran(options)) return;
     host.notes.push_back(
         "Same counts, durations and rotation as the rows above. Gecko shm: a fresh subscriber process, the typed "
         "layer (receive_view, read in place), the publisher sending loans (Publisher::loan, the payload copied into a "
