@@ -73,8 +73,9 @@ std::string make_endpoint(Transport t, const std::string& what) {
 }
 
 bool same_host_rows_ran(const Options& options) {
-    if (options.ipc) return true;
-    std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: run with the ipc rows only (--transport tcp)\n\n"
+    if (options.ipc && options.same_host) return true;
+    std::cout << (options.markdown ? "" : "  ") << "Gecko over shm and iceoryx: "
+              << (options.ipc ? "left out (--without-shm)" : "run with the ipc rows only (--transport tcp)") << "\n\n"
               << std::flush;
     return false;
 }

@@ -33,6 +33,10 @@ struct Options {
     bool ipc = true;
     bool tcp = true;
     std::size_t only_size = 0;  ///< nonzero: latency/throughput rows of this payload size only
+    /// The ipc rows with raw ZeroMQ and Gecko only: no Gecko-over-shm and
+    /// iceoryx stacks in their rotation (those change how fast the others'
+    /// wake-ups are on a VM; see docs/BENCHMARKS.md).
+    bool same_host = true;
 };
 
 /// The same-host rows (Gecko over shm, iceoryx) run with the ipc rows: false,

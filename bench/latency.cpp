@@ -165,12 +165,13 @@ void latency_iceoryx_peer(const PipeMsg& command, Child& self) {
 namespace {
 
 /// One-way latencies in µs per stack (indexed like kOrder) for one run.
-std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, int rounds, milliseconds budget) {
+std::array<std::vector<double>, kImpls> pingpong(Transport t, std::size_t size, int rounds, milliseconds budget,
+                                                 bool same_host) {
     static std::uint64_t run_id = 0;
     ++run_id;
     const std::string what = std::string("latency ") + to_string(t) + " " + fmt_size(size);
     Endpoints e;
-    e.stacks = t != Transport::ipc ? kGeckoShm : iceoryx::available() ? kImpls : kIceoryx;
+    e.stacks = t != Transport::ipc || !same_host ? kGeckoShm : iceoryx::available() ? kImpls : kIceoryx;
     EndpointCleanup cleanup;
     for (int k = 0; k < e.stacks; ++k) {
         if (k == kIceoryx) {
@@ -282,7 +283,7 @@ void run_latency(const Options& options) {
             std::vector<double> samples[kImpls];  // indexed like kOrder
             std::vector<double> run_ratio;        // gecko/raw p50 of each run: how much noise moves the ratio
             for (int rep = 0; rep < options.reps; ++rep) {
-                auto s = pingpong(t, c.size, rounds, budget);
+                auto s = pingpong(t, c.size, rounds, budget, options.same_host);
                 run_ratio.push_back(percentile(s[1], 50) / percentile(s[0], 50));
                 for (int k = 0; k < kImpls; ++k) samples[k].insert(samples[k].end(), s[k].begin(), s[k].end());
             }
@@ -305,7 +306,7 @@ void run_latency(const Options& options) {
                 std::fprintf(stderr, "  latency %s %s: gecko %.1f µs, raw %.1f µs (%.2f×), gecko raw layer %.1f µs\n",
                              to_string(t), fmt_size(c.size).c_str(), g50, r50, ratio50, l50);
             }
-            if (t == Transport::ipc) {
+            if (t == Transport::ipc && options.same_host) {
                 auto& m = samples[kGeckoShm];
                 auto& x = samples[kIceoryx];
                 const double m50 = percentile(m, 50), m99 = percentile(m, 99);

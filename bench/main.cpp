@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
     args.integer("--size", options.only_size, 8, 1 << 30, "BYTES", "only the latency/throughput rows of this payload size");
     args.integer("--reps", reps, 1, 100, "N", "runs per row and side, in rotating order, pooled (default 3, --quick 1)");
     args.flag("--markdown", options.markdown, "print the tables as Markdown (for docs/BENCHMARKS.md)");
+    bool without_same_host = false;
+    args.flag("--without-shm", without_same_host,
+              "latency and throughput: leave Gecko over shared memory and iceoryx out of the ipc rows' rotation");
     args.parse_or_exit(argc, argv);
     if (!only.empty()) {
         options.latency = only == "latency";
@@ -56,12 +59,13 @@ int main(int argc, char** argv) {
     const bool reps_given = reps != 0;
     if (reps_given) options.reps = static_cast<int>(reps);
     if (options.quick && !reps_given) options.reps = 1;
+    options.same_host = !without_same_host;
 
     ::signal(SIGPIPE, SIG_IGN);
     gecko::set_log_level(gecko::LogLevel::warn);
     try {
         // First, before anything forks: our own RouDi, and a supervisor process that stops it after the run.
-        bench::iceoryx::start((options.latency || options.throughput) && options.ipc);
+        bench::iceoryx::start((options.latency || options.throughput) && options.ipc && options.same_host);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gecko_bench: FAILED: %s\n", e.what());
         return 2;

@@ -213,7 +213,8 @@ void run_throughput(const Options& options) {
     int misses = 0;
     for (Transport t : {Transport::ipc, Transport::tcp}) {
         if ((t == Transport::ipc && !options.ipc) || (t == Transport::tcp && !options.tcp)) continue;
-        const bool with_iceoryx = t == Transport::ipc && iceoryx::available();
+        const bool with_iceoryx = t == Transport::ipc && options.same_host && iceoryx::available();
+        const bool with_shm = t == Transport::ipc && options.same_host;
         for (const Case& c : kCases) {
             if (options.only_size && c.size != options.only_size) continue;
             const std::uint64_t count = options.quick ? c.quick_count : c.max_count;
@@ -222,7 +223,7 @@ void run_throughput(const Options& options) {
             for (int rep = 0; rep < options.reps; ++rep) {
                 // The order rotates per repetition: raw gecko (gecko shm, iceoryx), gecko ... raw, ...
                 std::vector<int> order = {0, 1};
-                if (t == Transport::ipc) order.push_back(3);
+                if (with_shm) order.push_back(3);
                 if (with_iceoryx) order.push_back(2);
                 std::rotate(order.begin(), order.begin() + rep % static_cast<int>(order.size()), order.end());
                 for (int k : order) {
@@ -276,7 +277,7 @@ void run_throughput(const Options& options) {
                 std::fprintf(stderr, "  throughput %s %s: gecko %s/s, raw %s/s (%.2f×)\n", to_string(t),
                              fmt_size(c.size).c_str(), fmt_count(g).c_str(), fmt_count(r).c_str(), ratio);
             }
-            if (t == Transport::ipc) {
+            if (with_shm) {
                 const double m = rate(sum[3].received, sum[3].receive_ns);
                 for (int k : {3, 2}) {
                     if (k == 2 && !with_iceoryx) continue;
