@@ -172,7 +172,9 @@ struct ClassConfig {
 struct Config {
     std::size_t slots = 32;
     std::size_t ring = 0;  ///< entries per subscriber ring; 0: PortOptions::send_queue (clamped 16..4096)
-    std::vector<ClassConfig> classes{{1024, 256}, {16 << 10, 64}, {256 << 10, 16}, {4 << 20, 8}};
+    /// Chunk classes: each has room for a frame header past a round payload
+    /// size (1 KiB, 16 KiB, 256 KiB, 4 MiB payloads fit the class of their size).
+    std::vector<ClassConfig> classes{{1152, 256}, {20 << 10, 64}, {260 << 10, 16}, {(4 << 20) + (4 << 10), 8}};
     /// Chunks for frames above the largest class, each max_message_size + a frame header.
     std::size_t huge_count = 2;
     std::size_t interest_bytes = 16 << 10;  ///< per slot
