@@ -121,9 +121,9 @@ TEST_CASE("keep-last-N holds for a slow reader polling with receive()", "[pubsub
     REQUIRE(first);
     CHECK(first->data == 7);
     for (int i = 11; i <= 30; ++i) s.pub.publish(Int64{i});
-    // A reader that comes back later (past the 100 µs a queue it is still
+    // A reader that comes back later (past the 1 ms a queue it is still
     // reading counts as fresh) gets the newest 4, not what was next on the link.
-    std::this_thread::sleep_for(1ms);  // the reader's own work: not a wait for an event
+    std::this_thread::sleep_for(5ms);  // the reader's own work: not a wait for an event
     std::vector<std::int64_t> got;
     while (auto msg = s.sub.receive(50ms)) got.push_back(msg->data);
     CHECK(got == std::vector<std::int64_t>{27, 28, 29, 30});

@@ -25,7 +25,7 @@ struct SubscriberOptions {
     /// counted as `overwritten`). 1 means latest-value-only. The queue is kept
     /// fresh even while the application does not read (the node drains its
     /// links at least every ~10 ms), so what receive() returns is among the
-    /// newest `depth` as of at most 100 µs before the call, not a transport
+    /// newest `depth` as of at most 1 ms before the call, not a transport
     /// backlog.
     std::size_t depth = 16;
     /// Frames with a payload above this many bytes are dropped and counted

@@ -19,7 +19,7 @@ namespace {
 // The reactor leaves the ports to application threads that drained them this recently.
 constexpr std::int64_t app_quiet_ns = 10'000'000;
 // At most this many frames per drain before the holder looks at its own wait again.
-constexpr int drain_budget = 4096;
+constexpr int drain_budget = 512;
 
 std::int64_t steady_now_ns() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

@@ -116,9 +116,9 @@ bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Vi
         throw Error(Errc::invalid_argument,
                     "subscriber of '" + topic_ + "' has a callback: its messages arrive through Node::spin()");
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    // keep-last-N: what we return is among the newest as of at most 100 µs
+    // keep-last-N: what we return is among the newest as of at most 1 ms
     // ago. (With nothing queued, the wait below looks at the links anyway.)
-    if (!sink_.empty()) node_->inbound().drain_now(std::chrono::microseconds(100));
+    if (!sink_.empty()) node_->inbound().drain_now(std::chrono::microseconds(1000));
     for (;;) {
         Delivery d;
         while (sink_.pop(d)) {
