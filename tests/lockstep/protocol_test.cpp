@@ -585,6 +585,28 @@ TEST_CASE("a simulation that does not answer makes the call time out, naming the
 // Watchdog and interrupt
 // ---------------------------------------------------------------------------
 
+namespace {
+
+// A server whose watchdog trips after `watchdog` without a Control.
+struct WatchdogRig {
+    explicit WatchdogRig(std::chrono::milliseconds watchdog) : rig(backend, with_watchdog(watchdog)) {}
+    static gecko::click::SimulationServerOptions with_watchdog(std::chrono::milliseconds watchdog) {
+        gecko::click::SimulationServerOptions options;
+        options.watchdog = watchdog;
+        return options;
+    }
+    // `ctl` steps once (the simulation runs), then falls silent until the
+    // watchdog has tripped `trips` times in all.
+    void step_then_fall_silent(gecko::click::Controller& ctl, std::uint64_t trips) {
+        REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
+        REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == trips; }));
+    }
+    CountingBackend backend;
+    Rig rig;
+};
+
+}  // namespace
+
 TEST_CASE("the watchdog stops the actuators when a running simulation gets no Control", "[lockstep][watchdog]") {
     CountingBackend backend;
     gecko::click::SimulationServerOptions options;
@@ -622,14 +644,11 @@ TEST_CASE("the watchdog stops the actuators when a running simulation gets no Co
 
 TEST_CASE("the first Control after a watchdog stop is answered with an Error that says so, and not applied",
           "[lockstep][watchdog]") {
-    CountingBackend backend;
-    gecko::click::SimulationServerOptions options;
-    options.watchdog = 100ms;
-    Rig rig(backend, options);
+    WatchdogRig w(100ms);
+    auto& [backend, rig] = w;
     auto ctl = rig.controller("silent");
     ctl.handshake();
-    REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
-    REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == 1; }));
+    w.step_then_fall_silent(ctl, 1);
     const int applies = backend.applies;
 
     // In the spine's words (state, request, watchdog), then what it means for Click.
@@ -660,20 +679,16 @@ TEST_CASE("the first Control after a watchdog stop is answered with an Error tha
 
 TEST_CASE("after a watchdog stop, a handshake or another controller starts without the refusal",
           "[lockstep][watchdog]") {
-    CountingBackend backend;
-    gecko::click::SimulationServerOptions options;
-    options.watchdog = 100ms;
-    Rig rig(backend, options);
+    WatchdogRig w(100ms);
+    auto& [backend, rig] = w;
     {
         auto ctl = rig.controller("first");
         ctl.handshake();
-        REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
-        REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == 1; }));
+        w.step_then_fall_silent(ctl, 1);
         REQUIRE(ctl.sensors().is_sensor());
         ctl.handshake();  // restarts knowingly: nothing pending any more
-        REQUIRE(ctl.step(arm_control(1.0, 0.0)).is_sensor());
+        w.step_then_fall_silent(ctl, 2);
         CHECK(backend.steps == 2);
-        REQUIRE(eventually([&] { return rig.server->status().watchdog_trips == 2; }));
     }
     // The watchdog freed the simulation; a controller that was not in charge is not refused.
     auto other = rig.controller("second");
