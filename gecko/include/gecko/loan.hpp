@@ -38,6 +38,7 @@
 
 #include "gecko/buffer.hpp"
 #include "gecko/wire/codec.hpp"
+#include "gecko/wire/frame.hpp"
 
 namespace gecko {
 
@@ -86,7 +87,7 @@ public:
 
 private:
     friend class detail::PublisherImpl;
-    static constexpr std::size_t header_room = 48;  // the frame header (wire::frame_header_size)
+    static constexpr std::size_t header_room = wire::frame_header_size;
 
     std::uint8_t* payload() noexcept { return frame_ ? frame_ + header_room : nullptr; }
     [[noreturn]] void overflow(std::size_t n) const;

@@ -328,8 +328,7 @@ public:
     bool lend(std::size_t capacity, FrameLoan& out) override {
         if (closed_ || capacity < wire::frame_header_size) return false;
         const Geometry& g = view_.geo;
-        std::size_t k = 0;
-        while (k < g.class_count && g.classes[k].chunk_size < capacity) ++k;
+        const std::size_t k = g.class_for(capacity);
         if (k == g.class_count || loans_[k] >= std::max<u64>(1, g.classes[k].count / 2)) return false;
         SendResult taken;
         const u64 c = allocate(capacity, taken, false);
@@ -818,8 +817,7 @@ private:
     // (counted as drops for their subscribers); then a larger class.
     u64 allocate(std::size_t size, SendResult& result, bool say = true) {
         const Geometry& g = view_.geo;
-        std::size_t k = 0;
-        while (k < g.class_count && g.classes[k].chunk_size < size) ++k;
+        const std::size_t k = g.class_for(size);
         if (k == g.class_count) {
             if (say)
                 notices_.add(LogLevel::warn, "shm frame too large",

@@ -160,6 +160,12 @@ struct Geometry {
         return c.offset + (chunk - c.first) * c.chunk_size;
     }
     u64 largest() const noexcept { return class_count ? classes[class_count - 1].chunk_size : 0; }
+    /// The smallest class whose chunks hold `size` bytes; class_count if none does.
+    std::size_t class_for(u64 size) const noexcept {
+        std::size_t k = 0;
+        while (k < class_count && classes[k].chunk_size < size) ++k;
+        return k;
+    }
 };
 
 /// One size class as configured.
