@@ -214,3 +214,24 @@ TEST_CASE("a loan taken before its node closes stays writable, and publishing it
     loan.encode(gecko::msgs::String{std::string(4000, 'y')});  // the mapping is still there
     CHECK_THROWS_AS(pub.publish(std::move(loan)), gecko::Error);
 }
+
+TEST_CASE("a loan above the compression threshold is compressed like any message", "[shm][loans]") {
+    auto a = node("p", {"shm"});
+    auto b = node("s", {"shm"});
+    b.connect(a.locators().front());
+    gecko::PublisherOptions po;
+    po.compress_above = 64;
+    auto pub = a.publisher<gecko::msgs::String>("text", po);
+    auto sub = b.subscriber<gecko::msgs::String>("text");
+    REQUIRE(pub.wait_for_subscribers(1, 5s));
+    const std::string text(4000, 'c');
+    auto loan = pub.loan(5000);
+    REQUIRE(loan.in_shared_memory());
+    loan.encode(gecko::msgs::String{text});
+    pub.publish(std::move(loan));
+    auto m = sub.receive(5s);
+    REQUIRE(m);
+    CHECK(m->data == text);
+    CHECK(pub.stats().compressed == 1);
+    CHECK(pub.stats().loaned == 0);
+}

@@ -124,11 +124,17 @@ public:
             throw Error(Errc::invalid_argument, "publisher of '" + topic_ + "': the loan is another publisher's");
         const std::size_t room = wire::frame_header_size;
         const std::size_t size = room + l.size_;
-        if (!l.keep_ || (options_.compress_above && l.size_ > *options_.compress_above)) {
-            // Ordinary memory, or a frame compressed into other memory: the Buffer path.
-            Buffer frame = l.keep_ ? Buffer{} : std::move(l.heap_);
-            if (l.keep_) frame.write(reinterpret_cast<const char*>(l.frame_), size);
+        if (!l.keep_) {  // ordinary memory: the Buffer path, with the loan's buffer itself
+            Buffer frame = std::move(l.heap_);
             frame.resize(size);
+            l.forget();
+            publish_frame(frame);
+            return;
+        }
+        if (options_.compress_above && l.size_ > *options_.compress_above) {
+            // Compressed into other memory anyway: the chunk goes back.
+            Buffer frame;
+            frame.write(reinterpret_cast<const char*>(l.frame_), size);
             l.give_back();
             publish_frame(frame);
             return;
