@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include "unit/test_support.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -36,12 +38,7 @@ struct ImageRef {  // gecko.msgs.Image, pixels read in place
 };
 
 gecko::Node node(const std::string& name, std::vector<std::string> transports) {
-    gecko::NodeOptions o;
-    o.key = "loantest";
-    o.name = name;
-    o.discovery = false;
-    o.transports = std::move(transports);
-    return gecko::Node(o);
+    return test::make_node(name, std::move(transports));
 }
 
 // The file /proc/self/maps says `p` lies in ("" if none, or anonymous memory).
