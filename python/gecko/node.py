@@ -768,20 +768,23 @@ class Subscriber:
                     if out is not _DROPPED:
                         return out
         while True:
-            item = take()
-            while item is not None:
-                out = deliver(item, with_info, raw)
-                if out is not _DROPPED:
-                    return out
-                item = take()
+            out = self._first_deliverable(take, deliver, with_info, raw)
+            if out is not _DROPPED:
+                return out
             if self.closed or not node._wait(sink.__bool__, deadline):
-                item = take()
-                while item is not None:
-                    out = deliver(item, with_info, raw)
-                    if out is not _DROPPED:
-                        return out
-                    item = take()
-                return None
+                out = self._first_deliverable(take, deliver, with_info, raw)  # a last look
+                return None if out is _DROPPED else out
+
+    @staticmethod
+    def _first_deliverable(take, deliver, with_info, raw):
+        """The first queued item that delivers, or _DROPPED once the queue is empty."""
+        item = take()
+        while item is not None:
+            out = deliver(item, with_info, raw)
+            if out is not _DROPPED:
+                return out
+            item = take()
+        return _DROPPED
 
     def _deliver(self, item, with_info, raw):
         """An item taken by sink.take() (counted delivered) as the message,
