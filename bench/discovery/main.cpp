@@ -456,6 +456,24 @@ bool bench_first_message(int tries, bool markdown) {
 
 // ---- 2. geckocore at scale ----------------------------------------------------------------
 
+// TCP connections open at a local port (/proc/net/tcp: state 01, ESTABLISHED):
+// the core's side of the nodes' discovery connections.
+int established_at(const std::string& address) {
+    const auto port = std::stoul(address.substr(address.rfind(':') + 1));
+    char suffix[8];
+    std::snprintf(suffix, sizeof suffix, ":%04lX", port);
+    std::ifstream in("/proc/net/tcp");
+    std::string line, sl, local, remote, state;
+    std::getline(in, line);
+    int n = 0;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        f >> sl >> local >> remote >> state;
+        if (local.size() > 5 && local.compare(local.size() - 5, 5, suffix) == 0 && state == "01") ++n;
+    }
+    return n;
+}
+
 bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
     const std::string key = unique_key("scale");
     CoreProcess core = start_core(key, /*multicast=*/false);
@@ -516,6 +534,7 @@ bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
     std::this_thread::sleep_for(milliseconds(3500));
     const long rss_steady = status_kb(core_pid, "VmRSS");
     const long hwm = status_kb(core_pid, "VmHWM");
+    const int connections = established_at(core.address);
     for (auto& c : children) c->stop();
     core.child->stop();
 
@@ -529,6 +548,7 @@ bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
                       std::to_string(seen_nodes) + " / " + std::to_string(seen_topics) + " / " +
                           std::to_string(seen_pubs)});
     t.rows.push_back({"list queries while waiting", std::to_string(queries)});
+    t.rows.push_back({"connections the core holds (a process's nodes share one per 16)", std::to_string(connections)});
     t.rows.push_back({"geckocore RSS idle, MB", fmt(idle_rss / 1024.0)});
     t.rows.push_back({"geckocore RSS all registered, MB", fmt(rss_registered / 1024.0)});
     t.rows.push_back({"  of which anonymous (heap, stacks) / file-backed (libraries), MB",

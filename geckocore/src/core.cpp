@@ -260,8 +260,9 @@ struct Core::Impl {
     void handle(const RouterRequest& request, const discovery::Message& m);
     void hello(const RouterRequest& request, const wire::Value& root, std::uint64_t sid, Clock::time_point now);
     void reply(const std::string& route, bool req_envelope, const discovery::Writer& w);
+    // `session`: the session the answer is for (named in "s" so that nodes sharing a connection can tell), 0: none.
     void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
-                     const std::string& message);
+                     const std::string& message, std::uint64_t session = 0);
     void send_to_session(const Session& s, const discovery::Writer& w);
     void notify_error(std::uint64_t entity, const std::string& code, const std::string& message);
     // table
@@ -493,8 +494,9 @@ void Core::Impl::reply(const std::string& route, bool req_envelope, const discov
 }
 
 void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
-                             const std::string& message) {
-    discovery::Writer w("error", 4);
+                             const std::string& message, std::uint64_t session) {
+    discovery::Writer w("error", session != 0 ? 5 : 4);
+    if (session != 0) w.kv("s", session);
     w.kv("instance", instance);
     w.kv("id", id);
     w.kv("code", code);
@@ -509,7 +511,8 @@ void Core::Impl::notify_error(std::uint64_t entity, const std::string& code, con
     if (e == entities.end()) return;
     const auto s = sessions.find(e->second.session);
     if (s == sessions.end()) return;
-    discovery::Writer w("error", 4);
+    discovery::Writer w("error", 5);
+    w.kv("s", s->second.id);
     w.kv("instance", instance);
     w.kv("id", entity);
     w.kv("code", code);
@@ -552,7 +555,8 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
     if (!key || *key != opt.key) {
         reply_error(route, env, 0, "wrong_key",
                     "geckocore at " + endpoint + " on " + host + " serves key '" + opt.key + "', not '" +
-                        shown(key.value_or("")) + "'");
+                        shown(key.value_or("")) + "'",
+                    sid);
         return;
     }
     const auto secret = discovery::get_u64(root, "secret");
@@ -580,7 +584,7 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
     if (!why.empty()) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "refused hello", "refused a node's hello: " + wire::printable(why));
-        reply_error(route, env, 0, "refused", "geckocore refused this node: " + why);
+        reply_error(route, env, 0, "refused", "geckocore refused this node: " + why, sid);
         return;
     }
     const auto known = sessions.find(sid);
@@ -589,7 +593,7 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
         count(&CoreCounters::auth_failures);
         say(LogLevel::warn, "auth", "refused a hello for node '" + shown(known->second.node) +
                                         "' without its secret (another program reusing its session id)");
-        reply_error(route, env, 0, "auth", "session " + std::to_string(sid) + " belongs to another node");
+        reply_error(route, env, 0, "auth", "session " + std::to_string(sid) + " belongs to another node", sid);
         return;
     }
     if (known == sessions.end() && sessions_per_host[node_host] >= opt.max_sessions_per_host) {
@@ -599,7 +603,8 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
                 std::to_string(opt.max_sessions_per_host) + " nodes");
         reply_error(route, env, 0, "refused",
                     "host " + node_host + " already has " + std::to_string(opt.max_sessions_per_host) +
-                        " nodes registered (geckocore --max-sessions-per-host)");
+                        " nodes registered (geckocore --max-sessions-per-host)",
+                    sid);
         return;
     }
     if (known == sessions.end()) {
@@ -611,7 +616,8 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
                     std::to_string(opt.max_sessions_per_connection) + " nodes");
             reply_error(route, env, 0, "refused",
                         "this connection already carries " + std::to_string(opt.max_sessions_per_connection) +
-                            " nodes (geckocore --max-sessions-per-connection)");
+                            " nodes (geckocore --max-sessions-per-connection)",
+                        sid);
             return;
         }
         ++sessions_per_host[node_host];
@@ -647,7 +653,8 @@ void Core::Impl::hello(const RouterRequest& request, const wire::Value& root, st
         say(LogLevel::info, "joined", "node '" + shown(s.node) + "' joined (host " + shown(s.host) +
                                           ", pid " + std::to_string(s.pid) + ")");
     }
-    discovery::Writer w("welcome", 6);
+    discovery::Writer w("welcome", 7);
+    w.kv("s", sid);
     w.kv("instance", instance);
     w.kv("lease_ms", static_cast<std::int64_t>(opt.lease.count()));
     w.kv("host", host);
@@ -688,7 +695,8 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
     const auto it = sessions.find(*sid);
     if (it == sessions.end()) {
         if (t == "bye") return;
-        discovery::Writer w("unknown", 1);
+        discovery::Writer w("unknown", 2);
+        w.kv("s", *sid);
         w.kv("instance", instance);
         reply(route, env, w);
         return;
@@ -698,7 +706,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         count(&CoreCounters::auth_failures);
         say(LogLevel::warn, "auth", "refused '" + t + "' for node '" + shown(s.node) +
                                         "' without its secret (another program reusing its session id)");
-        reply_error(route, env, 0, "auth", "session " + std::to_string(*sid) + " belongs to another node");
+        reply_error(route, env, 0, "auth", "session " + std::to_string(*sid) + " belongs to another node", *sid);
         return;
     }
     // A new routing id means the node's TCP link was re-established: pushes sent
@@ -712,7 +720,8 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
             if (watched_kind(entities.at(id).reg.kind)) push_full(id);
     }
     if (t == "hb") {
-        discovery::Writer w("hb", 3);
+        discovery::Writer w("hb", 4);
+        w.kv("s", s.id);
         w.kv("instance", instance);
         w.kv("n", static_cast<std::uint64_t>(s.entities.size()));
         w.kv("digest", s.digest);
@@ -721,7 +730,8 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         auto reg = discovery::read_registration(root);
         if (!reg) {
             count(&CoreCounters::malformed_messages);
-            reply_error(route, env, discovery::get_u64(root, "id").value_or(0), "malformed", "'add' needs id, kind, topic, type");
+            reply_error(route, env, discovery::get_u64(root, "id").value_or(0), "malformed", "'add' needs id, kind, topic, type",
+                        s.id);
             return;
         }
         add(s, std::move(*reg));
@@ -764,7 +774,7 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         remove_session(s.id, "said goodbye");
     } else {
         count(&CoreCounters::malformed_messages);
-        reply_error(route, env, 0, "unknown_type", "unknown message type '" + shown(t) + "'");
+        reply_error(route, env, 0, "unknown_type", "unknown message type '" + shown(t) + "'", s.id);
     }
 }
 
@@ -842,7 +852,8 @@ void Core::Impl::push_full(std::uint64_t watcher) {
     std::size_t at = 0;
     do {
         const std::size_t n = std::min(peers_per_push, ids.size() - at);
-        discovery::Writer msg("peers", 4);
+        discovery::Writer msg("peers", 5);
+        msg.kv("s", s->second.id);
         msg.kv("instance", instance);
         msg.kv("id", watcher);
         msg.kv("partial", warm || at > 0);
@@ -864,7 +875,8 @@ void Core::Impl::push_delta(std::uint64_t watcher, const std::vector<std::uint64
     std::size_t at = 0;
     do {
         const std::size_t n = std::min(peers_per_push, added.size() - at);
-        discovery::Writer msg("peers", 5);
+        discovery::Writer msg("peers", 6);
+        msg.kv("s", s->second.id);
         msg.kv("instance", instance);
         msg.kv("id", watcher);
         msg.kv("partial", true);
@@ -878,7 +890,8 @@ void Core::Impl::push_delta(std::uint64_t watcher, const std::vector<std::uint64
 }
 
 void Core::Impl::graph_event_to(const Session& s, bool appeared, const TopicKey& key, const std::string& type) {
-    discovery::Writer w("graph", 5);
+    discovery::Writer w("graph", 6);
+    w.kv("s", s.id);
     w.kv("instance", instance);
     w.kv("event", appeared ? "appeared" : "gone");
     w.kv("name", key.name);
@@ -898,7 +911,8 @@ void Core::Impl::add(Session& s, Registration reg) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "refused registration",
             "refused a registration of node '" + wire::printable(s.node) + "': " + wire::printable(reason));
-        discovery::Writer w("error", 4);
+        discovery::Writer w("error", 5);
+        w.kv("s", s.id);
         w.kv("instance", instance);
         w.kv("id", id);
         w.kv("code", "refused");
@@ -910,7 +924,8 @@ void Core::Impl::add(Session& s, Registration reg) {
     if (!why.empty()) return refuse("'" + shown(reg.topic) + "': " + why);
     if (const auto old = entities.find(id); old != entities.end()) {
         if (old->second.session != s.id) {
-            discovery::Writer w("error", 4);
+            discovery::Writer w("error", 5);
+            w.kv("s", s.id);
             w.kv("instance", instance);
             w.kv("id", id);
             w.kv("code", "duplicate");
@@ -964,7 +979,8 @@ void Core::Impl::add(Session& s, Registration reg) {
             count(&CoreCounters::type_conflicts);
             const std::string text = "type conflict: " + mine + ", but the " + describe(other) + " declares " +
                                      other.reg.type_name + "; no data flows between them";
-            discovery::Writer w("error", 4);
+            discovery::Writer w("error", 5);
+            w.kv("s", s.id);
             w.kv("instance", instance);
             w.kv("id", e.reg.id);
             w.kv("code", "type_conflict");

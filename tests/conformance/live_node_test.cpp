@@ -194,7 +194,7 @@ TEST_CASE("a live node's discovery messages are the vectors' messages, field for
     const std::vector<std::uint64_t> ids{publisher->id(), server.id(), subscriber.id(), client_id};
     CHECK(hb->at("n") == 4);
     CHECK(hb->at("digest") == gecko::discovery::entity_digest(ids));
-    answer(c::hb_answer(c::core_instance, ids));  // the same view: nothing to repair
+    answer(c::hb_answer(node->session(), c::core_instance, ids));  // the same view: nothing to repair
 
     // Figures, every ~3 s.
     const auto stats = next("stats");

@@ -468,7 +468,7 @@ std::vector<Vector> discovery_vectors() {
                                    core_answer("announce", core)));
 
     out.push_back(discovery_vector("hello", "talker opens its session (no entities yet)", over_zmq, n2c, hello(t)));
-    out.push_back(discovery_vector("welcome", "the core accepts the session (after its warm-up)", over_zmq, c2n, welcome(core, false)));
+    out.push_back(discovery_vector("welcome", "the core accepts the session (after its warm-up)", over_zmq, c2n, welcome(t.session, core, false)));
     out.push_back(discovery_vector("add_publisher", "talker registers its publisher of 'chatter'", over_zmq, n2c,
                                    add(t.session, t.secret, publisher_registration())));
     out.push_back(discovery_vector("add_server", "talker registers its server of 'add'", over_zmq, n2c,
@@ -480,19 +480,19 @@ std::vector<Vector> discovery_vectors() {
     out.push_back(discovery_vector("peers_full",
                                    "the subscriber's whole peer set (sent after its add and whenever the core pushes a "
                                    "full set): talker's publisher",
-                                   over_zmq, c2n, peers(core.instance, subscriber_id, false, {peer_of(publisher_registration(), t)}, nullptr)));
+                                   over_zmq, c2n, peers(l.session, core.instance, subscriber_id, false, {peer_of(publisher_registration(), t)}, nullptr)));
     out.push_back(discovery_vector("peers_server", "the server's peer set: the client (servers are told of their clients)",
-                                   over_zmq, c2n, peers(core.instance, server_id, false, {peer_of(client_registration(), l)}, nullptr)));
+                                   over_zmq, c2n, peers(t.session, core.instance, server_id, false, {peer_of(client_registration(), l)}, nullptr)));
     out.push_back(discovery_vector("hb", "talker's heartbeat: its 2 entities and their digest", over_zmq, n2c,
                                    hb(t.session, t.secret, {publisher_id, server_id})));
     out.push_back(discovery_vector("hb_answer", "the core's answer: its view of talker (2 entities, same digest)", over_zmq, c2n,
-                                   hb_answer(core.instance, {publisher_id, server_id})));
+                                   hb_answer(t.session, core.instance, {publisher_id, server_id})));
     out.push_back(discovery_vector("stats", "talker's periodic figures for its entities", over_zmq, n2c,
                                    stats(t.session, t.secret, talker_stats(), {{listener().session, "ipc"}})));
     out.push_back(discovery_vector("watch_graph", "listener asks to follow the key's topics", over_zmq, n2c,
                                    session_only("watch_graph", l.session, l.secret)));
     out.push_back(discovery_vector("graph", "a topic appeared (sent to sessions that watch the graph)", over_zmq, c2n,
-                                   graph(core.instance, true, topic, false, string_type)));
+                                   graph(l.session, core.instance, true, topic, false, string_type)));
     out.push_back(discovery_vector("list", "a tool asks for the key's table (no session needed)", over_zmq, "tool -> core",
                                    list(key, 0)));
     out.push_back(discovery_vector("list_page", "a tool asks for the next page, from topic index 1", over_zmq, "tool -> core",
@@ -504,35 +504,37 @@ std::vector<Vector> discovery_vectors() {
     {
         const std::vector<std::uint64_t> gone{publisher_id};
         out.push_back(discovery_vector("peers_delta", "the subscriber's peer set changed: the publisher is gone", over_zmq, c2n,
-                                       peers(core.instance, subscriber_id, true, {}, &gone)));
+                                       peers(l.session, core.instance, subscriber_id, true, {}, &gone)));
     }
     out.push_back(discovery_vector("bye", "talker closes its session", over_zmq, n2c, session_only("bye", t.session, t.secret)));
     out.push_back(discovery_vector("unknown", "the core does not know the session of a message (it restarted or expired it)",
-                                   over_zmq, c2n, unknown(core.instance)));
+                                   over_zmq, c2n, unknown(t.session, core.instance)));
 
     out.push_back(discovery_vector("error_malformed", "answer to a message whose v is 1", over_zmq, c2n,
                                    error(core.instance, 0, "malformed", "unsupported protocol version 1")));
     out.push_back(discovery_vector("error_wrong_key", "answer to a hello for key 'daleks'", over_zmq, c2n,
                                    error(core.instance, 0, "wrong_key",
-                                         "geckocore at tcp://0.0.0.0:41000 on robot1 serves key 'dalek', not 'daleks'")));
+                                         "geckocore at tcp://0.0.0.0:41000 on robot1 serves key 'dalek', not 'daleks'", t.session)));
     out.push_back(discovery_vector("error_unknown_type", "answer to a session message of an unknown type", over_zmq, c2n,
-                                   error(core.instance, 0, "unknown_type", "unknown message type 'frobnicate'")));
+                                   error(core.instance, 0, "unknown_type", "unknown message type 'frobnicate'", t.session)));
     out.push_back(discovery_vector(
         "error_type_conflict", "to listener, whose new subscriber of 'chatter' (id 0x1112131415161719) expects another type",
         over_zmq, c2n,
         error(core.instance, subscriber_id + 1, "type_conflict",
               "type conflict: the subscriber of topic 'chatter' on node 'listener' declares gecko.msgs.Int64, but the "
-              "publisher on node 'talker' declares gecko.msgs.String; no data flows between them")));
+              "publisher on node 'talker' declares gecko.msgs.String; no data flows between them",
+              l.session)));
     out.push_back(discovery_vector("error_refused", "answer to an add whose topic name starts with '#'", over_zmq, c2n,
                                    error(core.instance, 0x0102030405060799ull, "refused",
-                                         "geckocore refused it: '#bad': the name starts with '#', which Gecko reserves")));
+                                         "geckocore refused it: '#bad': the name starts with '#', which Gecko reserves", t.session)));
     out.push_back(discovery_vector("error_duplicate", "answer to listener adding an entity id that talker registered", over_zmq, c2n,
                                    error(core.instance, publisher_id, "duplicate",
                                          "entity id " + std::to_string(publisher_id) +
-                                             " is already registered by publisher on node 'talker'; ignored")));
+                                             " is already registered by publisher on node 'talker'; ignored",
+                                         l.session)));
     out.push_back(discovery_vector("error_auth", "answer to a message naming talker's session without its secret", over_zmq, c2n,
                                    error(core.instance, 0, "auth",
-                                         "session " + std::to_string(talker_session) + " belongs to another node")));
+                                         "session " + std::to_string(talker_session) + " belongs to another node", talker_session)));
 
     CoreFields door_core = core;
     out.push_back(discovery_vector("door_registration", "a core registers with the host door (over loopback), every second", over_zmq,
@@ -1032,8 +1034,9 @@ Bytes core_answer(const char* type, const CoreFields& c) {
 }
 
 // Core::Impl::hello
-Bytes welcome(const CoreFields& c, bool warm) {
-    Writer w("welcome", 6);
+Bytes welcome(std::uint64_t session, const CoreFields& c, bool warm) {
+    Writer w("welcome", 7);
+    w.kv("s", session);
     w.kv("instance", c.instance);
     w.kv("lease_ms", c.lease_ms);
     w.kv("host", c.host);
@@ -1044,15 +1047,17 @@ Bytes welcome(const CoreFields& c, bool warm) {
 }
 
 // Core::Impl::handle, a session it does not know
-Bytes unknown(std::uint64_t instance) {
-    Writer w("unknown", 1);
+Bytes unknown(std::uint64_t session, std::uint64_t instance) {
+    Writer w("unknown", 2);
+    w.kv("s", session);
     w.kv("instance", instance);
     return bytes_of(w);
 }
 
 // Core::Impl::handle, "hb"
-Bytes hb_answer(std::uint64_t instance, const std::vector<std::uint64_t>& ids) {
-    Writer w("hb", 3);
+Bytes hb_answer(std::uint64_t session, std::uint64_t instance, const std::vector<std::uint64_t>& ids) {
+    Writer w("hb", 4);
+    w.kv("s", session);
     w.kv("instance", instance);
     w.kv("n", static_cast<std::uint64_t>(ids.size()));
     w.kv("digest", discovery::entity_digest(ids));
@@ -1060,9 +1065,10 @@ Bytes hb_answer(std::uint64_t instance, const std::vector<std::uint64_t>& ids) {
 }
 
 // push_full (gone == nullptr) and push_delta
-Bytes peers(std::uint64_t instance, std::uint64_t watcher, bool partial, const std::vector<Peer>& list,
+Bytes peers(std::uint64_t session, std::uint64_t instance, std::uint64_t watcher, bool partial, const std::vector<Peer>& list,
             const std::vector<std::uint64_t>* gone) {
-    Writer w("peers", gone ? 5 : 4);
+    Writer w("peers", gone ? 6 : 5);
+    w.kv("s", session);
     w.kv("instance", instance);
     w.kv("id", watcher);
     w.kv("partial", partial);
@@ -1074,8 +1080,10 @@ Bytes peers(std::uint64_t instance, std::uint64_t watcher, bool partial, const s
 }
 
 // graph_event_to
-Bytes graph(std::uint64_t instance, bool appeared, const std::string& name, bool is_service, const std::string& type) {
-    Writer w("graph", 5);
+Bytes graph(std::uint64_t session, std::uint64_t instance, bool appeared, const std::string& name, bool is_service,
+            const std::string& type) {
+    Writer w("graph", 6);
+    w.kv("s", session);
     w.kv("instance", instance);
     w.kv("event", appeared ? "appeared" : "gone");
     w.kv("name", name);
@@ -1084,9 +1092,12 @@ Bytes graph(std::uint64_t instance, bool appeared, const std::string& name, bool
     return bytes_of(w);
 }
 
-// reply_error, notify_error, add's refusals; the door's errors
-Bytes error(std::uint64_t instance, std::uint64_t id, const std::string& code, const std::string& message) {
-    Writer w("error", 4);
+// reply_error, notify_error, add's refusals; the door's errors. `session`: the
+// session the error is for (0: none, as for a message the core could not read).
+Bytes error(std::uint64_t instance, std::uint64_t id, const std::string& code, const std::string& message,
+            std::uint64_t session) {
+    Writer w("error", session != 0 ? 5 : 4);
+    if (session != 0) w.kv("s", session);
     w.kv("instance", instance);
     w.kv("id", id);
     w.kv("code", code);

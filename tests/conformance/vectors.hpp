@@ -114,13 +114,16 @@ struct CoreFields {
     std::int64_t lease_ms = 3000;
 };
 Bytes core_answer(const char* type, const CoreFields& c);  // "core" (UDP answer) or "announce"
-Bytes welcome(const CoreFields& c, bool warm);
-Bytes unknown(std::uint64_t instance);
-Bytes hb_answer(std::uint64_t instance, const std::vector<std::uint64_t>& ids);
-Bytes peers(std::uint64_t instance, std::uint64_t watcher, bool partial, const std::vector<discovery::Peer>& peers,
-            const std::vector<std::uint64_t>* gone);
-Bytes graph(std::uint64_t instance, bool appeared, const std::string& name, bool service, const std::string& type);
-Bytes error(std::uint64_t instance, std::uint64_t id, const std::string& code, const std::string& message);
+// What the core sends to a session names it ("s"): nodes of one process may share a connection.
+Bytes welcome(std::uint64_t session, const CoreFields& c, bool warm);
+Bytes unknown(std::uint64_t session, std::uint64_t instance);
+Bytes hb_answer(std::uint64_t session, std::uint64_t instance, const std::vector<std::uint64_t>& ids);
+Bytes peers(std::uint64_t session, std::uint64_t instance, std::uint64_t watcher, bool partial,
+            const std::vector<discovery::Peer>& peers, const std::vector<std::uint64_t>* gone);
+Bytes graph(std::uint64_t session, std::uint64_t instance, bool appeared, const std::string& name, bool service,
+            const std::string& type);
+Bytes error(std::uint64_t instance, std::uint64_t id, const std::string& code, const std::string& message,
+            std::uint64_t session = 0);
 Bytes door_registration(const CoreFields& c);
 Bytes door_ack(std::uint64_t instance);
 Bytes redirect(const CoreFields& c);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "discovery/discovery_client.hpp"
 
+#include "discovery/core_channel.hpp"
+
 #include "gecko/net/finder.hpp"
 #include "gecko/net/net.hpp"
 #include "gecko/wire/discovery.hpp"
@@ -57,6 +59,9 @@ bool same_peers(const std::vector<Peer>& a, const std::vector<Peer>& b) {
 
 struct DiscoveryClient::Impl {
     explicit Impl(DiscoveryOptions o) : opt(std::move(o)), log(opt.node.empty() ? "gecko.discovery" : opt.node) {}
+    ~Impl() {
+        if (channel) channel->leave(session);  // normally done by say_goodbye
+    }
 
     DiscoveryOptions opt;
     Logger log;
@@ -97,8 +102,11 @@ struct DiscoveryClient::Impl {
     std::vector<std::pair<std::uint64_t, std::string>> links;  // reported with the stats: peer session, transport
 
     std::optional<net::CoreFinder> finder;
-    std::shared_ptr<zmq::context_t> context = ::gecko::net::process_context();
-    std::optional<zmq::socket_t> dealer;
+    // The connection to the core, shared with the process's other nodes of
+    // this key (core_channel.hpp), and where it leaves our messages.
+    std::shared_ptr<CoreChannel> channel;
+    std::shared_ptr<CoreChannel::Inbox> inbox;
+    bool share = true;  // false once a core refused one more node on a shared connection
     Clock::time_point search_started{};
     Clock::time_point last_rx{};
     Clock::time_point next_hello{};
@@ -121,7 +129,8 @@ struct DiscoveryClient::Impl {
 
     void start();
     Clock::time_point service(Clock::time_point now);
-    void read_dealer(Clock::time_point now);
+    void read_inbox(Clock::time_point now);
+    void leave_channel();
     void sync_watches();
     void say_goodbye();
     void connect_to(const std::string& endpoint, Clock::time_point now);
@@ -152,14 +161,19 @@ void DiscoveryClient::Impl::refresh_attempts() {
     attempts = std::move(text);
 }
 
-bool DiscoveryClient::Impl::send(const discovery::Writer& w) {
-    if (!dealer) return false;
-    try {
-        return dealer->send(zmq::const_buffer(w.data(), w.size()), zmq::send_flags::dontwait).has_value();
-    } catch (const zmq::error_t& e) {
-        log.debug(std::string("discovery send failed: ") + e.what());
-        return false;
+bool DiscoveryClient::Impl::send(const discovery::Writer& w) { return channel && channel->send(w.data(), w.size()); }
+
+void DiscoveryClient::Impl::leave_channel() {
+    if (!channel) return;
+    const int fd = channel->fd();
+    if (std::find(watched.begin(), watched.end(), fd) != watched.end()) {
+        reactor->unwatch(fd);  // before it may close: a new socket may get the same fd number
+        watched.erase(std::remove(watched.begin(), watched.end(), fd), watched.end());
     }
+    channel->leave(session);
+    channel.reset();
+    std::lock_guard<std::mutex> lock(inbox->mutex);
+    inbox->messages.clear();  // the old core's words
 }
 
 std::vector<std::uint64_t> DiscoveryClient::Impl::ids() const {
@@ -225,23 +239,12 @@ void DiscoveryClient::Impl::send_stats() {
 }
 
 void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_point now) {
-    if (dealer && endpoint == core_endpoint) return;
+    if (channel && endpoint == core_endpoint) return;
     via_door = false;
     try {
-        ::gecko::net::SocketOptions so;
-        so.immediate = true;  // never queue for a core that is not there
-        so.max_message_size = discovery::max_zmq_message;
-        so.reconnect = milliseconds(100);
-        so.reconnect_max = milliseconds(0);  // no back-off: a restarted core is found within 100 ms
-        zmq::socket_t s = ::gecko::net::make_socket(*context, zmq::socket_type::dealer, so);
-        s.connect(endpoint);
-        if (dealer) {
-            // Unwatched before it closes: the new socket may get the same fd number.
-            const int old = dealer->get(zmq::sockopt::fd);
-            reactor->unwatch(old);
-            watched.erase(std::remove(watched.begin(), watched.end(), old), watched.end());
-        }
-        dealer = std::move(s);
+        auto joined = CoreChannel::join(endpoint, opt.key, share, session, inbox);
+        leave_channel();
+        channel = std::move(joined);
     } catch (const zmq::error_t& e) {
         finder->note_unicast(std::string("cannot connect: ") + e.what());
         log.warn("discovery: cannot connect to " + endpoint + ": " + e.what());
@@ -398,6 +401,18 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
             refresh_attempts();
             return;
         }
+        if (code == "refused" && id == 0 && share && channel && channel->members() > 1) {
+            // A core that takes fewer nodes per connection than we put on one
+            // (--max-sessions-per-connection): this node gets a connection of its own.
+            log.debug("discovery: geckocore refused this node on a shared connection (" + text + "); connecting on its own");
+            share = false;
+            const auto endpoint = core_endpoint;
+            const bool door = via_door;
+            leave_channel();
+            connect_to(endpoint, now);
+            via_door = door;
+            return;
+        }
         if (code == "wrong_key") {
             if (!wrong_key) log.error("discovery: " + text);
             wrong_key = true;
@@ -494,7 +509,7 @@ void DiscoveryClient::Impl::start() {
 // read until it is empty on every call) and the finder's UDP sockets.
 void DiscoveryClient::Impl::sync_watches() {
     std::vector<int> want;
-    if (dealer) want.push_back(dealer->get(zmq::sockopt::fd));
+    if (channel) want.push_back(channel->fd());
     if (finder && finder->query_fd() >= 0) want.push_back(finder->query_fd());
     if (finder && finder->listen_fd() >= 0) want.push_back(finder->listen_fd());
     for (int fd : watched)
@@ -502,20 +517,20 @@ void DiscoveryClient::Impl::sync_watches() {
     for (std::size_t i = 0; i < want.size(); ++i) {
         if (std::find(watched.begin(), watched.end(), want[i]) != watched.end()) continue;
         // The reactor runs its tick (and so service()) after every handler: nothing to do here.
-        reactor->watch(want[i], [] {}, i == 0 && dealer.has_value());
+        reactor->watch(want[i], [] {}, i == 0 && channel != nullptr);
     }
     watched = std::move(want);
 }
 
-void DiscoveryClient::Impl::read_dealer(Clock::time_point now) {
-    for (int budget = 256; budget > 0 && dealer; --budget) {
+// What the channel left for us (it routes for every member, whichever reactor reads it).
+void DiscoveryClient::Impl::read_inbox(Clock::time_point now) {
+    for (int budget = 256; budget > 0 && channel; --budget) {
         zmq::message_t msg;
-        if (!dealer->recv(msg, zmq::recv_flags::dontwait)) break;
-        while (msg.more()) {  // a ROUTER peer sends one frame; skip anything else
-            zmq::message_t rest;
-            if (!dealer->recv(rest, zmq::recv_flags::dontwait)) break;
-            ++malformed;
-            msg = std::move(rest);
+        {
+            std::lock_guard<std::mutex> lock(inbox->mutex);
+            if (inbox->messages.empty()) break;
+            msg = std::move(inbox->messages.front());
+            inbox->messages.pop_front();
         }
         on_message(msg, now);
     }
@@ -525,7 +540,8 @@ void DiscoveryClient::Impl::read_dealer(Clock::time_point now) {
 // when it wants to run again. Runs on the reactor thread.
 Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
     if (closed || !finder) return now + std::chrono::hours(1);
-    read_dealer(now);
+    if (channel) channel->route();
+    read_inbox(now);
     for (int fd : {finder->query_fd(), finder->listen_fd()}) {
         if (fd < 0) continue;
         for (const auto& answer : finder->read(fd)) {
@@ -549,7 +565,7 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
     if (!acked) {
         if (finder->multicast_enabled()) wake = std::min(wake, finder->tick(now));
         const bool fallback_due = !finder->multicast_enabled() || now - search_started >= opt.find_timeout;
-        if (!dealer && fallback_due && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
+        if (!channel && fallback_due && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
         // With a fallback address that is only tried after the multicast
         // search, give it find_timeout of its own before warning.
         const bool fallback_later = finder->multicast_enabled() && !finder->explicit_endpoint().empty();
@@ -560,8 +576,8 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
         }
         // A core the door sent us to that does not answer (it just exited, the
         // door's entry is stale): ask the door again.
-        if (dealer && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
-        if (dealer && now >= next_hello) {
+        if (channel && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
+        if (channel && now >= next_hello) {
             hello_unsent = !send_hello();
             // Not sent: the connection (ZMQ_IMMEDIATE) is not up yet. On
             // loopback it is within a millisecond or two, so look again that
@@ -574,7 +590,7 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
                                                                           : milliseconds(250));
         }
         wake = std::min(wake, next_hello);
-        if (dealer && !wrong_key && core_endpoint == finder->explicit_endpoint() && now >= next_probe) {
+        if (channel && !wrong_key && core_endpoint == finder->explicit_endpoint() && now >= next_probe) {
             std::string h;
             std::uint16_t p = 0;
             if (net::split_tcp_endpoint(core_endpoint, h, p)) {
@@ -609,9 +625,9 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
             wake = std::min({wake, next_heartbeat, next_stats});
         }
     }
-    // Sending may have taken ZeroMQ's notice of a message that arrived
-    // meanwhile (its fd is edge-style): read once more before sleeping.
-    if (dealer && (dealer->get(zmq::sockopt::events) & ZMQ_POLLIN)) read_dealer(now);
+    // Sending may have routed messages that arrived meanwhile to our inbox
+    // (the channel's fd is edge-style): read them before sleeping.
+    read_inbox(now);
     sync_watches();
     return wake;
 }
@@ -623,15 +639,16 @@ void DiscoveryClient::Impl::say_goodbye() {
     // Also when the core seems lost at this moment (a late heartbeat answer
     // on a loaded machine): it may still hold our session, and a bye it never
     // reads costs nothing but the linger.
-    if (dealer && ever_acked) {
+    if (channel && ever_acked) {
         discovery::Writer w("bye", 2);
         w.kv("s", session);
         w.kv("secret", secret);
-        dealer->set(zmq::sockopt::linger, 200);
+        channel->set_linger(200);
         send(w);
     }
     for (int fd : watched) reactor->unwatch(fd);
     watched.clear();
+    leave_channel();
 }
 
 // ---- public API ------------------------------------------------------------------
@@ -644,9 +661,11 @@ DiscoveryClient::DiscoveryClient(DiscoveryOptions options, Reactor* reactor) {
     Impl* impl = impl_.get();
     if (reactor) {
         impl->reactor = reactor;
+        impl->inbox = std::make_shared<CoreChannel::Inbox>(reactor);
     } else {
         impl->own_reactor = std::make_unique<Reactor>();
         impl->reactor = impl->own_reactor.get();
+        impl->inbox = std::make_shared<CoreChannel::Inbox>(impl->reactor);
         impl->own_reactor->start([impl](Reactor::Clock::time_point now) {
             return impl->service(now);
         });
