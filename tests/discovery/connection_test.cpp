@@ -17,17 +17,6 @@ using namespace gecko::test;
 
 namespace {
 
-gecko::NodeOptions node_options(const std::string& key, const std::string& name, const CoreProcess& core) {
-    gecko::NodeOptions o;
-    o.key = key;
-    o.name = name;
-    o.multicast = test_multicast();
-    o.multicast_enabled = false;
-    o.core = core.endpoint.substr(6);  // host:port
-    o.transports = {"ipc"};
-    return o;
-}
-
 // TCP connections the core has accepted and still holds open (its side of them,
 // from /proc/net/tcp: local port = the core's, state 01 = ESTABLISHED).
 int established_at(const std::string& port) {

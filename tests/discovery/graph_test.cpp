@@ -15,18 +15,6 @@ using namespace gecko::test;
 
 namespace {
 
-gecko::NodeOptions node_options(const std::string& key, const std::string& name, const CoreProcess& core) {
-    gecko::NodeOptions o;
-    o.key = key;
-    o.name = name;
-    o.multicast = test_multicast();
-    o.multicast_enabled = false;  // straight to the core: no waiting on the group
-    o.core = core.endpoint.substr(6);  // host:port
-    o.transports = {"ipc", "tcp"};
-    o.lease = 1000ms;
-    return o;
-}
-
 // Polls (bounded) until `pred` holds for the graph the node sees.
 template <class Pred>
 gecko::Graph graph_until(gecko::Node& node, Pred pred) {

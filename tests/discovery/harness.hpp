@@ -5,6 +5,7 @@
 // geckocore / fake_node.
 
 #include "discovery/core_query.hpp"
+#include "gecko/node.hpp"
 #include "support/process.hpp"
 
 #include <unistd.h>
@@ -67,6 +68,19 @@ inline Process start_node(const std::string& key, const std::string& name, std::
     auto p = Process::spawn(FAKE_NODE_PATH, args, o);
     if (!p.wait_for_line("ready", 5s)) throw std::runtime_error("fake_node did not start:\n" + p.output());
     return p;
+}
+
+/// A node of `key` that goes straight to `core` (no waiting on the multicast group).
+inline gecko::NodeOptions node_options(const std::string& key, const std::string& name, const CoreProcess& core) {
+    gecko::NodeOptions o;
+    o.key = key;
+    o.name = name;
+    o.multicast = test_multicast();
+    o.multicast_enabled = false;
+    o.core = core.endpoint.substr(6);  // host:port
+    o.transports = {"ipc", "tcp"};
+    o.lease = 1000ms;
+    return o;
 }
 
 /// DiscoveryOptions for in-test queries of `key`'s core.

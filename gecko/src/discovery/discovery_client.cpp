@@ -577,7 +577,11 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
         // A core the door sent us to that does not answer (it just exited, the
         // door's entry is stale): ask the door again.
         if (channel && via_door && now - connected_at >= opt.find_timeout) connect_to(finder->explicit_endpoint(), now);
-        if (channel && now >= next_hello) {
+        // A hello that found no connection yet is tried again on every turn
+        // of the first 100 ms: the connection's arrival wakes the reactor (it
+        // changes the socket's events), so the hello leaves at once.
+        const bool connecting = hello_unsent && now - connected_at < milliseconds(100);
+        if (channel && (now >= next_hello || connecting)) {
             hello_unsent = !send_hello();
             // Not sent: the connection (ZMQ_IMMEDIATE) is not up yet. On
             // loopback it is within a millisecond or two, so look again that
