@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     args.integer("--max-sessions-per-host", options.max_sessions_per_host, 1, 1000000, "N",
                  "nodes one host may register (default 1024)");
     args.integer("--max-sessions-per-connection", options.max_sessions_per_connection, 1, 1000000, "N",
-                 "nodes one connection may register (default 16; a node has one connection)");
+                 "nodes one connection may register (default 16: a process shares one among up to 16 of its nodes)");
     args.integer("--max-types-per-topic", options.max_types_per_topic, 1, 4096, "N",
                  "distinct types one topic may carry (default 16)");
     args.integer("--hello-timeout", hello_ms, 100, 3600000, "MS",

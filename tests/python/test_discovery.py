@@ -67,8 +67,14 @@ def test_core_restart_kill9(rig):
     # a new core on the same endpoint: the node registers again without being told
     rig.core = Core(rig.key, listen=first.endpoint)
     eventually(lambda: "py_restart" in node_names(rig.core, rig.key), 10, "re-registration after the restart")
-    topics = {t["name"]: t for t in core_list(rig.core, rig.key)["topics"]}
-    assert "imu" in topics and len(topics["imu"]["subscribers"]) == 1
+
+    # The hello puts the node in the table; its subscriber follows in an 'add'
+    # right after the welcome.
+    def subscribers_of_imu():
+        topics = {t["name"]: t for t in core_list(rig.core, rig.key)["topics"]}
+        return len(topics["imu"]["subscribers"]) if "imu" in topics else 0
+
+    eventually(lambda: subscribers_of_imu() == 1, 10, "the subscriber re-registered after the restart")
     # a publisher that starts after the restart is found
     rig.spawn([bin_path("pub_imu"), "--key", rig.key])
     assert sub.receive(timeout=10.0) is not None
