@@ -14,7 +14,9 @@
 #include "test_support.hpp"
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
+#include <future>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -367,6 +369,32 @@ TEST_CASE("callbacks run on the background spinner", "[pubsub]") {
     CHECK(seen.count == 5);
     REQUIRE(seen.sequences.size() == static_cast<std::size_t>(seen.count));
     for (const auto sequence : seen.sequences) CHECK(sequence > 0);
+}
+
+TEST_CASE("callback subscribers dropped while the background spinner looks at them unregister without a deadlock",
+          "[pubsub][spin]") {
+    // The spinner holds a strong reference to each callback entity while it
+    // checks it; when the handle goes meanwhile, that reference is the last one,
+    // and the entity's destructor unregisters under the node's lock. It once
+    // ran while the spinner still held that lock (a hang in `gecko call`'s test
+    // under load). A deadlock here hangs the test; ctest's timeout fails it.
+    auto node = make_node("dropper");
+    auto pub = node.publisher<Int64>("tick");
+    node.spin_in_background();
+    std::atomic<bool> done{false};
+    std::thread publisher([&] {  // keeps the spinner waking up and looking
+        for (int i = 0; i < 1000000 && !done.load(); ++i) pub.publish(Int64{i});
+    });
+    std::atomic<int> calls{0};
+    for (int i = 0; i < 20000; ++i) {
+        auto sub = node.subscriber<Int64>("tick", [&calls](const Int64&) { ++calls; });
+        if (i % 100 == 0) (void)sub.stats();
+    }  // each handle goes here, with the spinner running
+    done = true;
+    publisher.join();
+    // The spinner stops when asked: it never stuck on the node's lock.
+    auto stopped = std::async(std::launch::async, [&node] { node.stop_spinning(); });
+    CHECK(stopped.wait_for(10s) == std::future_status::ready);
 }
 
 TEST_CASE("compression on and off deliver the same message", "[pubsub][compression]") {

@@ -210,19 +210,35 @@ void NodeImpl::detach(Entity& e) {
     });
 }
 
-void NodeImpl::add_dispatchable(std::weak_ptr<Dispatchable> d) {
+void NodeImpl::add_dispatchable(const Dispatchable* self, std::weak_ptr<Dispatchable> d) {
     std::lock_guard<std::mutex> lock(entities_mutex_);
-    dispatchables_.push_back(std::move(d));
+    dispatchables_.emplace_back(self, std::move(d));
 }
 
 void NodeImpl::remove_dispatchable(const Dispatchable* d) {
     std::lock_guard<std::mutex> lock(entities_mutex_);
     dispatchables_.erase(std::remove_if(dispatchables_.begin(), dispatchables_.end(),
-                                        [&](const std::weak_ptr<Dispatchable>& w) {
-                                            auto s = w.lock();
-                                            return !s || s.get() == d;
-                                        }),
+                                        [&](const auto& entry) { return entry.first == d || entry.second.expired(); }),
                          dispatchables_.end());
+}
+
+// The dispatchables that are ready (with `first_only`, at most one). Whatever
+// the caller does not keep is released after the lock: see dispatchables_.
+std::vector<std::shared_ptr<Dispatchable>> NodeImpl::ready_locked(bool first_only) {
+    std::vector<std::shared_ptr<Dispatchable>> ready;
+    std::vector<std::shared_ptr<Dispatchable>> seen;  // destroyed after `lock` below
+    std::lock_guard<std::mutex> lock(entities_mutex_);
+    seen.reserve(dispatchables_.size());
+    for (const auto& entry : dispatchables_) {
+        auto d = entry.second.lock();
+        if (!d) continue;
+        if (d->ready()) {
+            ready.push_back(d);
+            if (first_only) break;
+        }
+        seen.push_back(std::move(d));
+    }
+    return ready;
 }
 
 std::string NodeImpl::type_name_of(std::uint64_t entity) const {
@@ -405,10 +421,7 @@ bool NodeImpl::any_ready() {
         std::lock_guard<std::mutex> lock(graph_mutex_);
         if (!graph_events_.empty()) return true;
     }
-    std::lock_guard<std::mutex> lock(entities_mutex_);
-    for (const auto& w : dispatchables_)
-        if (auto d = w.lock(); d && d->ready()) return true;
-    return false;
+    return !ready_locked(true).empty();
 }
 
 std::size_t NodeImpl::dispatch_ready() {
@@ -431,13 +444,7 @@ std::size_t NodeImpl::dispatch_ready() {
             }
             ++ran;
         }
-    std::vector<std::shared_ptr<Dispatchable>> ready;
-    {
-        std::lock_guard<std::mutex> lock(entities_mutex_);
-        for (const auto& w : dispatchables_)
-            if (auto d = w.lock(); d && d->ready()) ready.push_back(std::move(d));
-    }
-    for (auto& d : ready) ran += d->dispatch(64);  // no lock held: callbacks may do anything
+    for (auto& d : ready_locked(false)) ran += d->dispatch(64);  // no lock held: callbacks may do anything
     return ran;
 }
 

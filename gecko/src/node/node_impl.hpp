@@ -96,7 +96,9 @@ public:
     /// discovery lists, and tells the entity (Entity::peers_changed).
     void attach_watching(Entity& e, const Registration& registration);
     void detach(Entity& e);
-    void add_dispatchable(std::weak_ptr<Dispatchable> d);
+    /// Callback entities spin() runs. `self` is `d` (its destructor calls
+    /// remove_dispatchable, so the list never needs a strong reference to find it).
+    void add_dispatchable(const Dispatchable* self, std::weak_ptr<Dispatchable> d);
     void remove_dispatchable(const Dispatchable* d);
 
     /// The type name and node of another node's entity, as discovery named it ("" if unknown).
@@ -155,7 +157,11 @@ private:
 
     mutable std::mutex entities_mutex_;
     std::map<std::uint64_t, Entity*> entities_;
-    std::vector<std::weak_ptr<Dispatchable>> dispatchables_;
+    std::vector<std::pair<const Dispatchable*, std::weak_ptr<Dispatchable>>> dispatchables_;
+    // Strong references to dispatchables, taken under entities_mutex_ and released
+    // after it: one may be the last (its owner dropped the handle meanwhile), and
+    // its destructor takes entities_mutex_ to unregister.
+    std::vector<std::shared_ptr<Dispatchable>> ready_locked(bool first_only);
 
     // Reactor thread only.
     std::map<std::uint64_t, std::set<std::uint64_t>> wants_;  // local entity -> remote sessions it needs

@@ -100,7 +100,7 @@ public:
 
     void start() {
         node_->inbound().add_sink(sink_, announcement_);
-        node_->add_dispatchable(weak_from_this());
+        node_->add_dispatchable(this, weak_from_this());
         Registration r;
         r.id = id_;
         r.kind = EntityKind::server;

@@ -62,7 +62,7 @@ SubscriberImpl::SubscriberImpl(std::shared_ptr<NodeImpl> node, std::string topic
 
 void SubscriberImpl::start() {
     node_->inbound().add_sink(sink_, announcement_);
-    if (callback_) node_->add_dispatchable(weak_from_this());
+    if (callback_) node_->add_dispatchable(this, weak_from_this());
     Registration r;
     r.id = id_;
     r.kind = EntityKind::subscriber;
