@@ -116,6 +116,11 @@ public:
         net::SocketOptions so;
         so.linger = o.linger;
         so.send_queue = o.send_queue;
+        // Subscriptions in are never dropped: a full queue would lose one
+        // silently, and that subscriber would get nothing from us for good
+        // (a burst of subscribers coming and going fills 1,000 quickly). The
+        // reactor reads them as they come.
+        so.receive_queue = 0;
         so.xpub_verboser = true;
         socket_ = net::make_socket(context, zmq::socket_type::xpub, so);
         auto offers = [&](const char* s) {
@@ -196,6 +201,7 @@ public:
     ZmqInPort(zmq::context_t& context, const PortOptions& o) {
         net::SocketOptions so;
         so.receive_queue = o.receive_queue;
+        so.send_queue = 0;  // what a SUB sends are subscriptions: never dropped (see ZmqOutPort)
         // A peer that sends a frame above the node's limit is disconnected by
         // ZeroMQ before the frame is read whole (it reconnects at once).
         so.max_message_size = static_cast<std::int64_t>(o.max_message_size + wire::frame_header_size);
