@@ -62,6 +62,10 @@ void Inbound::run(Op op) {
     if (io.owns_lock()) {
         apply_pending();
         op();
+        io.unlock();
+        // A thread that found io_ taken meanwhile waits as a follower until
+        // told: it may lead now (and so watch its deadline and the shutdown fd).
+        delivered();
         return;
     }
     {
@@ -372,8 +376,10 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
         io.lock();
     }
     apply_pending();
-    if (drain(true)) delivered();
+    drain(true);
     last_app_drain_ns_ = steady_now_ns();
+    io.unlock();
+    delivered();  // what arrived, or the lead: see run()
 }
 
 void Inbound::wake_all() {
@@ -407,23 +413,32 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
         set_reactor_watch(false);
         if (has_pending_.load()) {
             std::unique_lock<std::mutex> io(io_, std::try_to_lock);
-            if (io.owns_lock()) apply_pending();
+            if (io.owns_lock()) {
+                apply_pending();
+                io.unlock();
+                delivered();  // the lead, to a follower: see run()
+            }
         }
         return now + std::chrono::milliseconds(10);
     }
-    bool again = false;
+    bool again = false, held = false;
     {
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
+            held = true;
             reactor_draining_ = true;
             apply_pending();
-            if (drain(true)) delivered();
+            drain(true);
             // The epoll below hears the next arrival only if each port was asked to say it.
             for (auto& port : ports_)
                 if (!port->prepare_wait()) again = true;
             reactor_draining_ = false;
         }
     }
+    // After the lock, whether or not this drain delivered: an application
+    // thread that found io_ taken waits as a follower until told, and only a
+    // leader watches the shutdown fd (a Ctrl-C waited for our next tick).
+    if (held) delivered();
     set_reactor_watch(true);
     return now + (again ? std::chrono::milliseconds(1) : std::chrono::milliseconds(100));
 }
