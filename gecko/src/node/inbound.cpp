@@ -62,10 +62,7 @@ void Inbound::run(Op op) {
     if (io.owns_lock()) {
         apply_pending();
         op();
-        io.unlock();
-        // A thread that found io_ taken meanwhile waits as a follower until
-        // told: it may lead now (and so watch its deadline and the shutdown fd).
-        delivered();
+        hand_over(io);
         return;
     }
     {
@@ -288,6 +285,15 @@ void Inbound::route(Frame& frame, std::int64_t receive_ns) {
     if (!routed) unrouted_.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Every holder of io_ releases it through here, whether or not it delivered:
+// a thread that found io_ taken waits as a follower until told, and only a
+// leader watches its deadline and the shutdown fd (a Ctrl-C once waited for
+// the reactor's next tick).
+void Inbound::hand_over(std::unique_lock<std::mutex>& io) {
+    io.unlock();
+    delivered();
+}
+
 void Inbound::delivered() {
     {
         std::lock_guard<std::mutex> lock(followers_mutex_);
@@ -309,9 +315,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
             app_leading_ = true;
             lead(ready, deadline);
             app_leading_ = false;
-            io.unlock();
-            // Someone else may be waiting to lead: let them look.
-            delivered();
+            hand_over(io);
             continue;
         }
         std::unique_lock<std::mutex> lock(followers_mutex_);
@@ -378,8 +382,7 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
     apply_pending();
     drain(true);
     last_app_drain_ns_ = steady_now_ns();
-    io.unlock();
-    delivered();  // what arrived, or the lead: see run()
+    hand_over(io);
 }
 
 void Inbound::wake_all() {
@@ -415,17 +418,15 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
             std::unique_lock<std::mutex> io(io_, std::try_to_lock);
             if (io.owns_lock()) {
                 apply_pending();
-                io.unlock();
-                delivered();  // the lead, to a follower: see run()
+                hand_over(io);
             }
         }
         return now + std::chrono::milliseconds(10);
     }
-    bool again = false, held = false;
+    bool again = false;
     {
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
-            held = true;
             reactor_draining_ = true;
             apply_pending();
             drain(true);
@@ -433,12 +434,9 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
             for (auto& port : ports_)
                 if (!port->prepare_wait()) again = true;
             reactor_draining_ = false;
+            hand_over(io);
         }
     }
-    // After the lock, whether or not this drain delivered: an application
-    // thread that found io_ taken waits as a follower until told, and only a
-    // leader watches the shutdown fd (a Ctrl-C waited for our next tick).
-    if (held) delivered();
     set_reactor_watch(true);
     return now + (again ? std::chrono::milliseconds(1) : std::chrono::milliseconds(100));
 }

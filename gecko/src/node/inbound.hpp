@@ -103,6 +103,7 @@ private:
     void lead(const std::function<bool()>& ready, Clock::time_point deadline);
     void wait_ports(std::chrono::nanoseconds timeout);
     void delivered();                        // wakes followers after a drain that delivered
+    void hand_over(std::unique_lock<std::mutex>& io);  // releases io_ and wakes followers (one may lead)
     void set_reactor_watch(bool watch);      // reactor thread only
     InPort* port_for(const std::string& locator);
     std::size_t port_index(const std::string& locator) const;  // ports_.size() if none
