@@ -222,23 +222,30 @@ void NodeImpl::remove_dispatchable(const Dispatchable* d) {
                          dispatchables_.end());
 }
 
-// The dispatchables that are ready (with `first_only`, at most one). Whatever
-// the caller does not keep is released after the lock: see dispatchables_.
-std::vector<std::shared_ptr<Dispatchable>> NodeImpl::ready_locked(bool first_only) {
-    std::vector<std::shared_ptr<Dispatchable>> ready;
-    std::vector<std::shared_ptr<Dispatchable>> seen;  // destroyed after `lock` below
-    std::lock_guard<std::mutex> lock(entities_mutex_);
-    seen.reserve(dispatchables_.size());
-    for (const auto& entry : dispatchables_) {
-        auto d = entry.second.lock();
-        if (!d) continue;
-        if (d->ready()) {
-            ready.push_back(d);
-            if (first_only) break;
+// Whether a dispatchable is ready; with `out`, every ready one goes there (else
+// the first ends the look). The strong references taken under the lock are
+// released after it (see dispatchables_), from a per-thread list that keeps its
+// capacity: no allocation per call once warm.
+bool NodeImpl::collect_ready(std::vector<std::shared_ptr<Dispatchable>>* out) {
+    thread_local std::vector<std::shared_ptr<Dispatchable>> held;
+    bool any = false;
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        for (const auto& entry : dispatchables_) {
+            auto d = entry.second.lock();
+            if (!d) continue;
+            const bool ready = d->ready();
+            any = any || ready;
+            if (ready && out) {
+                out->push_back(std::move(d));
+                continue;
+            }
+            held.push_back(std::move(d));
+            if (ready) break;
         }
-        seen.push_back(std::move(d));
     }
-    return ready;
+    held.clear();
+    return any;
 }
 
 std::string NodeImpl::type_name_of(std::uint64_t entity) const {
@@ -421,7 +428,7 @@ bool NodeImpl::any_ready() {
         std::lock_guard<std::mutex> lock(graph_mutex_);
         if (!graph_events_.empty()) return true;
     }
-    return !ready_locked(true).empty();
+    return collect_ready(nullptr);
 }
 
 std::size_t NodeImpl::dispatch_ready() {
@@ -444,7 +451,9 @@ std::size_t NodeImpl::dispatch_ready() {
             }
             ++ran;
         }
-    for (auto& d : ready_locked(false)) ran += d->dispatch(64);  // no lock held: callbacks may do anything
+    std::vector<std::shared_ptr<Dispatchable>> ready;
+    collect_ready(&ready);
+    for (auto& d : ready) ran += d->dispatch(64);  // no lock held: callbacks may do anything
     return ran;
 }
 

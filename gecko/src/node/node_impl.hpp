@@ -161,7 +161,7 @@ private:
     // Strong references to dispatchables, taken under entities_mutex_ and released
     // after it: one may be the last (its owner dropped the handle meanwhile), and
     // its destructor takes entities_mutex_ to unregister.
-    std::vector<std::shared_ptr<Dispatchable>> ready_locked(bool first_only);
+    bool collect_ready(std::vector<std::shared_ptr<Dispatchable>>* out);
 
     // Reactor thread only.
     std::map<std::uint64_t, std::set<std::uint64_t>> wants_;  // local entity -> remote sessions it needs
