@@ -264,6 +264,8 @@ struct Core::Impl {
     void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
                      const std::string& message, std::uint64_t session = 0);
     void send_to_session(const Session& s, const discovery::Writer& w);
+    // An `error` about entity `id` (0: the session itself) to session `s`.
+    void error_to(const Session& s, std::uint64_t id, const std::string& code, const std::string& message);
     void notify_error(std::uint64_t entity, const std::string& code, const std::string& message);
     // table
     void add(Session& s, Registration reg);
@@ -506,18 +508,16 @@ void Core::Impl::reply_error(const std::string& route, bool req_envelope, std::u
 
 void Core::Impl::send_to_session(const Session& s, const discovery::Writer& w) { reply(s.route, s.req_envelope, w); }
 
+void Core::Impl::error_to(const Session& s, std::uint64_t id, const std::string& code, const std::string& message) {
+    reply_error(s.route, s.req_envelope, id, code, message, s.id);
+}
+
 void Core::Impl::notify_error(std::uint64_t entity, const std::string& code, const std::string& message) {
     const auto e = entities.find(entity);
     if (e == entities.end()) return;
     const auto s = sessions.find(e->second.session);
     if (s == sessions.end()) return;
-    discovery::Writer w("error", 5);
-    w.kv("s", s->second.id);
-    w.kv("instance", instance);
-    w.kv("id", entity);
-    w.kv("code", code);
-    w.kv("message", message);
-    send_to_session(s->second, w);
+    error_to(s->second, entity, code, message);
 }
 
 void Core::Impl::on_router() {
@@ -911,26 +911,15 @@ void Core::Impl::add(Session& s, Registration reg) {
         count(&CoreCounters::refused);
         say(LogLevel::warn, "refused registration",
             "refused a registration of node '" + wire::printable(s.node) + "': " + wire::printable(reason));
-        discovery::Writer w("error", 5);
-        w.kv("s", s.id);
-        w.kv("instance", instance);
-        w.kv("id", id);
-        w.kv("code", "refused");
-        w.kv("message", "geckocore refused it: " + reason);
-        send_to_session(s, w);
+        error_to(s, id, "refused", "geckocore refused it: " + reason);
     };
     std::string why = wire::check_topic_name(reg.topic);
     if (why.empty() && !is_wildcard_type(reg.type_name)) why = wire::check_type_name(reg.type_name);
     if (!why.empty()) return refuse("'" + shown(reg.topic) + "': " + why);
     if (const auto old = entities.find(id); old != entities.end()) {
         if (old->second.session != s.id) {
-            discovery::Writer w("error", 5);
-            w.kv("s", s.id);
-            w.kv("instance", instance);
-            w.kv("id", id);
-            w.kv("code", "duplicate");
-            w.kv("message", "entity id " + std::to_string(id) + " is already registered by " + describe(old->second) + "; ignored");
-            send_to_session(s, w);
+            error_to(s, id, "duplicate",
+                     "entity id " + std::to_string(id) + " is already registered by " + describe(old->second) + "; ignored");
             return;
         }
         const auto& o = old->second.reg;
@@ -979,13 +968,7 @@ void Core::Impl::add(Session& s, Registration reg) {
             count(&CoreCounters::type_conflicts);
             const std::string text = "type conflict: " + mine + ", but the " + describe(other) + " declares " +
                                      other.reg.type_name + "; no data flows between them";
-            discovery::Writer w("error", 5);
-            w.kv("s", s.id);
-            w.kv("instance", instance);
-            w.kv("id", e.reg.id);
-            w.kv("code", "type_conflict");
-            w.kv("message", text);
-            send_to_session(s, w);
+            error_to(s, e.reg.id, "type_conflict", text);
             say(LogLevel::warn, "type conflict", wire::printable(text));
             for (const auto& [order, other_id] : newcomer_produces ? use.consumers : use.producers)
                 notify_error(other_id, "type_conflict",
