@@ -44,6 +44,7 @@
 #include <zmq.hpp>
 
 #include <gecko/gecko.hpp>
+#include <gecko/net/net.hpp>
 #include <gecko/options.hpp>
 #include <gecko/msgs/std.hpp>
 
@@ -456,23 +457,6 @@ bool bench_first_message(int tries, bool markdown) {
 
 // ---- 2. geckocore at scale ----------------------------------------------------------------
 
-// TCP connections open at a local port (/proc/net/tcp: state 01, ESTABLISHED):
-// the core's side of the nodes' discovery connections.
-int established_at(const std::string& address) {
-    const auto port = std::stoul(address.substr(address.rfind(':') + 1));
-    char suffix[8];
-    std::snprintf(suffix, sizeof suffix, ":%04lX", port);
-    std::ifstream in("/proc/net/tcp");
-    std::string line, sl, local, remote, state;
-    std::getline(in, line);
-    int n = 0;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        f >> sl >> local >> remote >> state;
-        if (local.size() > 5 && local.compare(local.size() - 5, 5, suffix) == 0 && state == "01") ++n;
-    }
-    return n;
-}
 
 bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
     const std::string key = unique_key("scale");
@@ -534,7 +518,8 @@ bool bench_core_scale(int nodes, int pubs, int procs, bool markdown) {
     std::this_thread::sleep_for(milliseconds(3500));
     const long rss_steady = status_kb(core_pid, "VmRSS");
     const long hwm = status_kb(core_pid, "VmHWM");
-    const int connections = established_at(core.address);
+    const int connections = gecko::net::established_connections(
+        static_cast<std::uint16_t>(std::stoul(core.address.substr(core.address.rfind(':') + 1))));
     for (auto& c : children) c->stop();
     core.child->stop();
 

@@ -7,38 +7,21 @@
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/std.hpp>
 
+#include <gecko/net/net.hpp>
+
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 using namespace gecko::test;
 
 namespace {
 
-// TCP connections the core has accepted and still holds open (its side of them,
-// from /proc/net/tcp: local port = the core's, state 01 = ESTABLISHED).
-int established_at(const std::string& port) {
-    std::ifstream in("/proc/net/tcp");
-    std::string line;
-    std::getline(in, line);  // header
-    char hex[8];
-    std::snprintf(hex, sizeof hex, ":%04X", static_cast<unsigned>(std::stoul(port)));
-    int n = 0;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string sl, local, remote, state;
-        f >> sl >> local >> remote >> state;
-        if (local.size() > 5 && local.substr(local.size() - 5) == hex && state == "01") ++n;
-    }
-    return n;
-}
 
-// Polls (bounded) until the core holds `want` connections; returns the last count.
+// Polls (bounded) until the core holds `want` connections (its side of them); returns the last count.
 int established_until(const std::string& port, int want) {
     int n = -1;
-    for (int i = 0; i < 250 && (n = established_at(port)) != want; ++i)
+    for (int i = 0; i < 250 && (n = gecko::net::established_connections(static_cast<std::uint16_t>(std::stoul(port)))) != want; ++i)
         std::this_thread::sleep_for(20ms);  // poll interval of a bounded wait: a closed socket's FIN
     return n;
 }

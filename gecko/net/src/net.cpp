@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
+#include <sstream>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -269,6 +271,21 @@ std::string tcp_probe(const std::string& host, std::uint16_t port, std::chrono::
     socklen_t len = sizeof err;
     ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
     return err == 0 ? "" : std::strerror(err);
+}
+
+int established_connections(std::uint16_t port) {
+    char suffix[8];  // the local address ends ":PPPP" (hex); state 01 is ESTABLISHED
+    std::snprintf(suffix, sizeof suffix, ":%04X", static_cast<unsigned>(port));
+    std::ifstream in("/proc/net/tcp");
+    std::string line, slot, local, remote, state;
+    std::getline(in, line);  // the header
+    int n = 0;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        fields >> slot >> local >> remote >> state;
+        if (local.size() > 5 && local.compare(local.size() - 5, 5, suffix) == 0 && state == "01") ++n;
+    }
+    return n;
 }
 
 }  // namespace gecko::net

@@ -73,4 +73,9 @@ bool is_loopback(const in_addr& a);
 /// the reason ("connection refused", "timed out", ...). Used only to explain failures.
 std::string tcp_probe(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout);
 
+/// IPv4 TCP connections of this network namespace that are established and
+/// whose local port is `port` (from /proc/net/tcp): a server's side of its
+/// clients' connections. For diagnostics, benchmarks and tests.
+int established_connections(std::uint16_t port);
+
 }  // namespace gecko::net
