@@ -386,10 +386,8 @@ TEST_CASE("callback subscribers dropped while the background spinner looks at th
     std::thread publisher([&] {  // keeps the spinner waking up and looking
         for (int i = 0; i < 1000000 && !done.load(); ++i) pub.publish(Int64{i});
     });
-    std::atomic<int> calls{0};
     for (int i = 0; i < 20000; ++i) {
-        auto sub = node.subscriber<Int64>("tick", [&calls](const Int64&) { ++calls; });
-        if (i % 100 == 0) (void)sub.stats();
+        auto sub = node.subscriber<Int64>("tick", [](const Int64&) {});
     }  // each handle goes here, with the spinner running
     done = true;
     publisher.join();

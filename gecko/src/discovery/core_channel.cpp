@@ -104,7 +104,6 @@ void CoreChannel::route_locked() noexcept {
             while (msg.more()) {  // a ROUTER peer sends one frame; skip anything else
                 zmq::message_t rest;
                 if (!socket_.recv(rest, zmq::recv_flags::dontwait)) break;
-                ++malformed_;
                 msg = std::move(rest);
             }
             if (members_.empty()) continue;
@@ -152,11 +151,6 @@ void CoreChannel::set_linger(int ms) noexcept {
 std::size_t CoreChannel::members() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return members_.size();
-}
-
-std::uint64_t CoreChannel::malformed() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return malformed_;
 }
 
 }  // namespace gecko::detail

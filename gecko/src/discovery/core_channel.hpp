@@ -64,8 +64,6 @@ public:
     void set_linger(int ms) noexcept;
     /// Sessions riding this connection now.
     std::size_t members() const;
-    /// Frames that were not one well-formed message, since the channel opened.
-    std::uint64_t malformed() const;
 
 private:
     CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, bool shared);
@@ -80,7 +78,6 @@ private:
     zmq::socket_t socket_;
     const bool shared_;
     std::vector<Member> members_;
-    std::uint64_t malformed_ = 0;
 };
 
 }  // namespace gecko::detail
