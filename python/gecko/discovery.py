@@ -331,6 +331,7 @@ class DiscoveryClient:
         self.core_endpoint = ""
         self.acked = False
         self.ever_acked = False
+        self.last_hb = None  # what our last hb said: (entity count, digest)
         self.instance = 0
         self.core_lease = opts.lease
         self.hb_period = max(0.05, opts.lease / 3)
@@ -452,7 +453,8 @@ class DiscoveryClient:
             return
         self.closed = True
         if self.dealer is not None:
-            if self.acked:
+            # Also while registering again: the core may still hold our session.
+            if self.ever_acked:
                 self.dealer.setsockopt(zmq.LINGER, 200)
                 self.send(bye_msg(self.session, self.secret))
             self.dealer.close()
@@ -522,7 +524,9 @@ class DiscoveryClient:
                 wake = now
             else:
                 if now >= self.next_hb:
-                    self.send(hb_msg(self.session, self.secret, self.registrations))
+                    ids = list(self.registrations)
+                    self.last_hb = (len(ids), entity_digest(ids))
+                    self.send(hb_msg(self.session, self.secret, ids))
                     self.next_hb = now + self.hb_period
                 if now >= self.next_stats:
                     self.send_stats()
@@ -577,9 +581,13 @@ class DiscoveryClient:
             if self.acked and inst and inst != self.instance:
                 self.register_again(now)
             elif self.acked:
+                # The core answers in order: an entity added since our hb left
+                # is not in its answer yet, and is not lost. So the answer must
+                # match what we said, or what we have now.
                 n, digest = m.get("n"), m.get("digest")
                 ids = list(self.registrations)
-                if type(n) is int and type(digest) is int and (n != len(ids) or digest != entity_digest(ids)):
+                if (type(n) is int and type(digest) is int and (n, digest) != self.last_hb
+                        and (n, digest) != (len(ids), entity_digest(ids))):
                     self.log.info("discovery: geckocore's view of this node differs from ours; registering again")
                     self.register_again(now)
         elif t == "peers":

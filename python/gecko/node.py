@@ -1575,6 +1575,14 @@ class Node:
 
     # ---- the reactor ----
 
+    def _run_reactor_posts(self):
+        while self._reactor_posts:
+            fn = self._reactor_posts.popleft()
+            try:
+                fn()
+            except Exception as e:
+                self.log.error("internal: %r", e)
+
     def _reactor_loop(self):
         poller = zmq.Poller()
         poller.register(self._reactor_wake_r, zmq.POLLIN)
@@ -1583,13 +1591,9 @@ class Node:
         next_stats = time.monotonic() + 3.0
         last_totals = {}
         while True:
-            while self._reactor_posts:
-                fn = self._reactor_posts.popleft()
-                try:
-                    fn()
-                except Exception as e:
-                    self.log.error("internal: %r", e)
+            self._run_reactor_posts()
             if self.closed:
+                self._run_reactor_posts()  # what close() posted (the bye) before it set closed
                 break
             now = time.monotonic()
             wake = now + 0.05
@@ -1686,14 +1690,16 @@ class Node:
         for e in list(self._entities.values()):
             if isinstance(e, Publisher):
                 e.close()
+        # The bye is posted before `closed` is set: the reactor runs what was
+        # posted once more when it sees `closed`, so the bye is never skipped.
+        d = self._discovery
+        if d is not None:
+            self._reactor_posts.append(d.bye)
         self._spinning = False
         self.closed = True
         self._wake_all()
         if self._spinner is not None and self._spinner is not threading.current_thread():
             self._spinner.join(2)
-        d = self._discovery
-        if d is not None:
-            self._reactor_posts.append(d.bye)
         try:
             os.write(self._reactor_wake_w, b"x")
         except OSError:

@@ -124,6 +124,7 @@ struct DiscoveryClient::Impl {
     bool door_warned = false;
     bool ever_acked = false;
     std::uint64_t malformed = 0;
+    std::pair<std::uint64_t, std::uint64_t> last_hb{};  // what our last hb said: entity count, digest
 
     void post(std::function<void()> f) { reactor->post(std::move(f)); }
 
@@ -375,10 +376,14 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         } else if (acked) {
             // The core's view of our entities (count, digest of ids) must be ours:
             // if a registration got lost on its side, say everything again.
+            // The core answers in order: an entity added since our hb left is
+            // not in its answer yet, and is not lost. So the answer must match
+            // what we said, or what we have now.
             const auto n = discovery::get_u64(root, "n");
             const auto digest = discovery::get_u64(root, "digest");
             const auto mine = ids();
-            if (n && digest && (*n != mine.size() || *digest != discovery::entity_digest(mine))) {
+            const std::pair<std::uint64_t, std::uint64_t> now_said{mine.size(), discovery::entity_digest(mine)};
+            if (n && digest && std::make_pair(*n, *digest) != last_hb && std::make_pair(*n, *digest) != now_said) {
                 log.info("discovery: geckocore's view of this node differs from ours (" + std::to_string(*n) + " entities, we have " +
                          std::to_string(mine.size()) + "); registering everything again");
                 register_again(now);
@@ -617,8 +622,9 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
                 discovery::Writer w("hb", 4);
                 w.kv("s", session);
                 w.kv("secret", secret);
-                w.kv("n", static_cast<std::uint64_t>(mine.size()));
-                w.kv("digest", discovery::entity_digest(mine));
+                last_hb = {mine.size(), discovery::entity_digest(mine)};
+                w.kv("n", last_hb.first);
+                w.kv("digest", last_hb.second);
                 send(w);
                 next_heartbeat = now + heartbeat_period;
             }
