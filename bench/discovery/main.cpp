@@ -5,7 +5,8 @@
 //     message received", publisher already running (1 kHz, another process)
 //     and geckocore running. Gecko (Node + subscriber + discovery, multicast or
 //     GECKO_CORE) side by side with a raw ZeroMQ SUB connecting to the known
-//     endpoint, in the same run, rotating the order every round. Median of N tries.
+//     endpoint, in the same run, rotating the order every round. Each try starts
+//     at a random phase of the publisher's period. Median of N tries.
 //  2. geckocore at scale: NODES nodes with PUBS publishers each (default 100 x 10 =
 //     1,000 topics) in PROCS child processes: time from "go" until the core's
 //     list shows every publisher and every node, and the core's peak RSS (VmHWM).
@@ -424,9 +425,17 @@ bool bench_first_message(int tries, bool markdown) {
                         [&] { return gecko_first_message_warm_node(key, "ttfm"); }, {}});
 
     for (auto& v : variants) (void)v.run();  // warm-up (page cache, first allocations): not counted
+    // Each try starts at a random phase of the publisher's 1 ms period (an
+    // untimed pause of 0-999 µs). Back to back, a try would start where the
+    // last one's message (and teardown) left it, locked to the same phase:
+    // the medians then depended on that phase, not on the stack (the raw ipc
+    // row came out 0.7 or 1.7 ms from one run to the next).
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_int_distribution<int> phase_us(0, 999);
     for (int round = 0; round < tries; ++round) {
         for (std::size_t i = 0; i < variants.size(); ++i) {
             auto& v = variants[(i + static_cast<std::size_t>(round)) % variants.size()];  // rotate the order
+            std::this_thread::sleep_for(std::chrono::microseconds(phase_us(rng)));
             if (auto t = v.run()) v.samples.v.push_back(*t);
             else ++v.samples.failures;
         }
@@ -554,14 +563,14 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "--child-register") return child_register(argc, argv);
     ::signal(SIGPIPE, SIG_IGN);
 
-    int tries = 15, nodes = 100, pubs = 10, procs = 4;
+    int tries = 40, nodes = 100, pubs = 10, procs = 4;
     bool markdown = false;
     std::string only;
     gecko::OptionParser args("gecko_discovery_bench",
                              "time to a first message (a new subscriber: node, discovery and link included) next to "
                              "a raw SUB handed the endpoint, on ipc and tcp; and geckocore at scale (nodes x "
                              "publishers: registration time, RSS)");
-    args.integer("--tries", tries, 1, 1000, "N", "first-message runs per transport (default 15)");
+    args.integer("--tries", tries, 1, 1000, "N", "first-message runs per transport (default 40)");
     args.integer("--nodes", nodes, 1, 10000, "N", "nodes registered with the core (default 100)");
     args.integer("--pubs", pubs, 1, 1000, "N", "publishers per node, each on its own topic (default 10)");
     args.integer("--procs", procs, 1, 64, "N", "processes the nodes are spread over (default 4)");

@@ -8,7 +8,14 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <gecko/msgs/std.hpp>
+#include <zmq.hpp>
+
+#include <mutex>
+
 #include "gecko/error.hpp"
+#include "gecko/log.hpp"
+#include "gecko/wire/discovery.hpp"
 
 #include "discovery/harness.hpp"
 
@@ -130,4 +137,68 @@ TEST_CASE("three cores of three keys share one host with default ports, found by
         CHECK(producers(r, "imu") == 1);
         CHECK(consumers(r, "imu") == 1);
     }
+}
+
+TEST_CASE("the door ignores a node's adds sent behind its hello, and such a node still registers with its core",
+          "[discovery][process][multicore]") {
+    namespace discovery = gecko::discovery;
+    const auto door = free_tcp_port();
+    const auto key = test_key("early");
+    auto core = CoreProcess::start(key, {"--door", std::to_string(door)});
+    REQUIRE(core.proc.output().find("holding the host door") != std::string::npos);
+
+    zmq::context_t ctx(1);
+    zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect("tcp://127.0.0.1:" + std::to_string(door));
+    auto answer = [&](std::chrono::milliseconds within) -> std::optional<discovery::Message> {
+        zmq::pollitem_t item{dealer.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, within) <= 0) return std::nullopt;
+        zmq::message_t m;
+        if (!dealer.recv(m)) return std::nullopt;
+        std::string why;
+        return discovery::Message::parse(static_cast<const char*>(m.data()), m.size(), &why);
+    };
+    // An add of a session (no key): silence. A question without key or session: the door says what it is.
+    discovery::Writer early_add("add", 2);
+    early_add.kv("s", std::uint64_t{42});
+    early_add.kv("id", std::uint64_t{7});
+    dealer.send(zmq::const_buffer(early_add.data(), early_add.size()), zmq::send_flags::none);
+    discovery::Writer nothing("list", 0);
+    dealer.send(zmq::const_buffer(nothing.data(), nothing.size()), zmq::send_flags::none);
+    const auto first = answer(3000ms);
+    REQUIRE(first);
+    CHECK(first->type() == "error");
+    CHECK(discovery::get_str(first->root(), "code").value_or("") == "door");
+    CHECK_FALSE(answer(200ms));  // nothing else: the add got no answer
+
+    // Nodes that have their entities before their first hello (so their adds
+    // ride behind it, to the door) still register with the core, and match,
+    // and hear no complaint from the door about them.
+    std::mutex log_mutex;
+    std::vector<std::string> warnings;
+    gecko::set_log_sink([&](gecko::LogLevel level, std::string_view, std::string_view message) {
+        if (level < gecko::LogLevel::warn) return;
+        std::lock_guard<std::mutex> lock(log_mutex);
+        warnings.emplace_back(message);
+    });
+    auto pub_options = node_options(key, "pub", core);
+    pub_options.core = "127.0.0.1:" + std::to_string(door);
+    auto sub_options = pub_options;
+    sub_options.name = "sub";
+    gecko::Node pub_node(pub_options);
+    auto pub = pub_node.publisher<gecko::msgs::Int64>("early");
+    gecko::Node sub_node(sub_options);
+    auto sub = sub_node.subscriber<gecko::msgs::Int64>("early");
+    REQUIRE(pub.wait_for_subscribers(1, 5s));
+    gecko::msgs::Int64 m;
+    m.data = 5;
+    pub.publish(m);
+    gecko::msgs::Int64 got;
+    REQUIRE(sub.receive(got, 5s));
+    CHECK(got.data == 5);
+    CHECK(core.proc.running());
+    gecko::set_log_sink(nullptr);
+    std::lock_guard<std::mutex> lock(log_mutex);
+    for (const auto& w : warnings) CHECK(w.find("door") == std::string::npos);
 }

@@ -119,6 +119,8 @@ struct DiscoveryClient::Impl {
     bool warned = false;
     std::set<std::uint64_t> other_cores_warned;  // instances of other cores for our key, warned about once
     bool hello_unsent = false;  // the last hello was not queued (ZMQ_IMMEDIATE: no connection yet)
+    int hellos_sent = 0;        // on this connection
+    bool adds_ahead = false;    // our adds followed the connection's first hello, before any welcome
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
     bool via_door = false;   // core_endpoint came from the host door's redirect: go back there when it is lost
     bool door_warned = false;
@@ -256,6 +258,8 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
         core_endpoint = endpoint;
     }
     acked = false;
+    hellos_sent = 0;
+    adds_ahead = false;
     connected_at = now;
     next_hello = now;
     next_probe = now + milliseconds(500);
@@ -346,7 +350,11 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         instance = inst;
         core_lease = milliseconds(discovery::get_i64(root, "lease_ms").value_or(opt.lease.count()));
         heartbeat_period = std::max(milliseconds(50), std::min(opt.lease, core_lease) / 3);
-        for (const auto& [id, r] : registrations) send_add(r);
+        // Unless they followed the only hello this connection carried (that
+        // is the one welcomed), the core hears our registrations now.
+        if (!(adds_ahead && hellos_sent == 1))
+            for (const auto& [id, r] : registrations) send_add(r);
+        adds_ahead = false;
         if (!stats.empty()) send_stats();
         send_watch_graph();
         next_heartbeat = now + heartbeat_period;
@@ -506,6 +514,7 @@ void DiscoveryClient::Impl::start() {
     search_started = now;
     finder.emplace(opt);
     if (!opt.multicast && !finder->explicit_endpoint().empty()) connect_to(finder->explicit_endpoint(), now);
+    if (finder->multicast_enabled()) finder->tick(now);  // the first query leaves now
     refresh_attempts();
     sync_watches();
 }
@@ -588,6 +597,15 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
         const bool connecting = hello_unsent && now - connected_at < milliseconds(100);
         if (channel && (now >= next_hello || connecting)) {
             hello_unsent = !send_hello();
+            // The first hello on a connection takes our registrations right
+            // behind it (same connection, so the core reads them in order):
+            // a new node's subscribers learn their publishers one round trip
+            // sooner. Later hellos do not: a core that refused the first
+            // answers their adds with "unknown", and that must not loop.
+            if (!hello_unsent && ++hellos_sent == 1 && !registrations.empty()) {
+                for (const auto& [id, r] : registrations) send_add(r);
+                adds_ahead = true;
+            }
             // Not sent: the connection (ZMQ_IMMEDIATE) is not up yet. On
             // loopback it is within a millisecond or two, so look again that
             // soon for the first 100 ms: a node's first hello must not wait
@@ -680,13 +698,19 @@ DiscoveryClient::DiscoveryClient(DiscoveryOptions options, Reactor* reactor) {
             return impl->service(now);
         });
     }
-    impl->post([impl] {
+    auto start = [impl] {
         try {
             impl->start();
         } catch (const std::exception& e) {
             impl->log.error(std::string("discovery could not start: ") + e.what());
         }
-    });
+    };
+    if (impl->own_reactor) impl->post(start);
+    else start();  // the node's reactor is not running yet: nothing else touches impl
+}
+
+void DiscoveryClient::set_locators(std::vector<std::string> locators) {
+    impl_->post([impl = impl_.get(), l = std::move(locators)]() mutable { impl->opt.locators = std::move(l); });
 }
 
 DiscoveryClient::~DiscoveryClient() {

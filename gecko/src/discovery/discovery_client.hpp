@@ -42,8 +42,11 @@ class Reactor;
 
 class DiscoveryClient {
 public:
-    /// Starts discovering on `reactor` (the node's; it must outlive this client
-    /// or be stopped first), or on a reactor of its own when null. Never blocks
+    /// Starts discovering on `reactor` (the node's, not running yet: it must
+    /// outlive this client or be stopped first), or on a reactor of its own
+    /// when null. With the node's reactor, the search starts at once, on the
+    /// calling thread (a multicast query out, or a connection to the explicit
+    /// core under way); everything after runs on the reactor. Never blocks
     /// waiting for the core. Callbacks (watch, on_error) run on that reactor.
     /// @throws gecko::Error(invalid_argument) on a malformed option.
     explicit DiscoveryClient(DiscoveryOptions options, Reactor* reactor = nullptr);
@@ -52,6 +55,9 @@ public:
     ~DiscoveryClient();
     /// Says goodbye to the core (from any thread; idempotent).
     void close();
+    /// Replaces DiscoveryOptions::locators (a node opens its ports while the
+    /// search runs): used by every hello from now on.
+    void set_locators(std::vector<std::string> locators);
     DiscoveryClient(const DiscoveryClient&) = delete;
     DiscoveryClient& operator=(const DiscoveryClient&) = delete;
 

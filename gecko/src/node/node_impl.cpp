@@ -38,6 +38,16 @@ NodeImpl::NodeImpl(NodeOptions options)
     here_.pid = static_cast<std::int32_t>(::getpid());
     here_.pid_namespace = pid_namespace();
     session_ = net::random_id();
+    // Discovery first: its search for the core (a multicast query, or the
+    // connection to GECKO_CORE) is under way while the ports open below.
+    // The hello that carries their locators leaves from the reactor, later.
+    if (options_.discovery) {
+        discovery_ = std::make_unique<DiscoveryClient>(discovery_options(), &reactor_);
+        discovery_->on_error([this](std::uint64_t, const std::string& message) {
+            notices_.add(LogLevel::error, message, message);  // logged once per distinct conflict
+        });
+        session_ = discovery_->session();  // one id for the node, its ports and its core session
+    }
 
     // Transports: which schemes this node offers (or the exact locators to bind).
     std::vector<std::string> schemes = options_.transports;
@@ -98,18 +108,10 @@ NodeImpl::NodeImpl(NodeOptions options)
     if (const auto self = self_locator(outbound_->locators()); !self.empty()) inbound_->connect(self);
     for (const auto& peer : options_.peers) inbound_->connect(peer);
 
-    if (options_.discovery) {
-        DiscoveryOptions d = discovery_options();
-        d.locators = outbound_->locators();
-        discovery_ = std::make_unique<DiscoveryClient>(std::move(d), &reactor_);
-        discovery_->on_error([this](std::uint64_t, const std::string& message) {
-            notices_.add(LogLevel::error, message, message);  // logged once per distinct conflict
-        });
-        // Sessions: the discovery client's id is ours.
-        session_ = discovery_->session();
-    }
+    if (discovery_) discovery_->set_locators(outbound_->locators());
     for (int fd : outbound_->event_fds())
         reactor_.watch(fd, [this] { outbound_->drain_events(); }, true);
+    tidy_at_ = Reactor::Clock::now() + std::chrono::milliseconds(100);
     reactor_.start([this](Reactor::Clock::time_point now) { return tick(now); });
 }
 
@@ -384,6 +386,11 @@ Reactor::Clock::time_point NodeImpl::tick(Reactor::Clock::time_point now) {
         for (auto& [id, e] : entities_) e->tick();
     }
     next = std::min(next, next_entity_tick_);
+    if (now >= tidy_at_) {
+        tidy_at_ = Reactor::Clock::time_point::max();
+        outbound_->tidy();
+    }
+    next = std::min(next, tidy_at_);
     if (discovery_ && now >= next_report_) report_stats(now);
     if (discovery_) next = std::min(next, next_report_);
     notices_.flush();

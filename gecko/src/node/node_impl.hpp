@@ -168,6 +168,7 @@ private:
     std::map<std::uint64_t, Link> links_;                      // by remote session
     Reactor::Clock::time_point next_report_{};
     Reactor::Clock::time_point next_entity_tick_{};
+    Reactor::Clock::time_point tidy_at_{};  // when the ports' housekeeping runs (once; then max())
     Reactor::Clock::time_point last_report_{};
     std::map<std::uint64_t, TopicStats> last_figures_;
 

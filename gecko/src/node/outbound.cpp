@@ -150,6 +150,13 @@ bool Outbound::events_pending() {
     return false;
 }
 
+void Outbound::tidy() {
+    for (auto& p : ports_) {
+        std::lock_guard<std::mutex> lock(p->mutex);
+        if (p->port) p->port->tidy();
+    }
+}
+
 void Outbound::drain_events() {
     for (std::size_t i = 0; i < ports_.size(); ++i) {
         std::vector<PortEvent> events;

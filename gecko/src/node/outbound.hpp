@@ -79,6 +79,8 @@ public:
     void drain_events();
     /// True if a port has events to drain (cheap).
     bool events_pending();
+    /// Each port's slow housekeeping (OutPort::tidy), once the node is up.
+    void tidy();
     /// Waits until `sender` has at least `count` subscribers; false on timeout.
     bool wait_for_subscribers(Sending& sender, std::size_t count, Clock::time_point deadline);
     /// The remote entities subscribed to `channel` now (their announcements).

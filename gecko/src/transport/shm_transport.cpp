@@ -232,7 +232,6 @@ public:
         if (!shm::plan(config, ring, o.max_message_size + wire::frame_header_size, view_.geo, why))
             throw Error(Errc::invalid_argument, "shared-memory transport: " + why);
         const Geometry& g = view_.geo;
-        shm::remove_stale(config.directory, config.lease);
 
         // The segment: "gecko-<session>", or the name an exact locator asks for.
         std::string name = "gecko-" + hex(o.session);
@@ -378,6 +377,7 @@ public:
     }
 
     int event_fd() const override { return bell_ ? bell_->fd() : -1; }
+    void tidy() override { shm::remove_stale(config_.directory, config_.lease); }
 
     void info(ShmOutInfo& out) {
         out.name = name_;

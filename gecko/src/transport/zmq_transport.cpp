@@ -134,7 +134,7 @@ public:
         // Exact locators to bind (PortOptions::listen) replace the automatic ones.
         const bool automatic = o.listen.empty();
         if (automatic && offers("ipc")) {
-            remove_stale_ipc_files(o.ipc_directory);
+            ipc_directory_ = o.ipc_directory;
             // Short enough for sun_path: the directory, then at most ~60 bytes of name.
             std::string path = o.ipc_directory + "/gecko-" + sanitize(o.key, 12) + "-" + sanitize(o.node, 16) + "-" +
                                hex(o.session) + ".sock";
@@ -189,10 +189,14 @@ public:
 
     bool events_pending() override { return (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0; }
     int event_fd() const override { return fd_; }
+    void tidy() override {
+        if (!ipc_directory_.empty()) remove_stale_ipc_files(ipc_directory_);
+    }
 
 private:
     zmq::socket_t socket_;
     std::vector<std::string> bound_;
+    std::string ipc_directory_;  // where we bound an automatic ipc socket (tidy() looks there)
     int fd_ = -1;
 };
 
