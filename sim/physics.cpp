@@ -99,18 +99,14 @@ Vec3 box_inertia(const BoxConfig& box) {  // principal moments of a solid box
 
 // ------------------------------------------------------------------ planar arm
 
-/// Positions and velocities along a planar chain, relative to its base, in the
-/// arm's (x, z) plane. Index j is joint j; index N is the tip.
-struct Kinematics {
-    std::vector<double> theta, omega;  // absolute angle and angular velocity of link j
-    std::vector<double> px, pz;        // position of joint j (j = N: tip)
-    std::vector<double> vx, vz;        // velocity of joint j (j = N: tip)
-};
+using detail::Body;
+using detail::Kinematics;
+using detail::Scratch;
 
-Kinematics forward(const std::vector<JointConfig>& joints, const std::vector<double>& q,
-                   const std::vector<double>& qd) {
+/// Fills `k` (its memory is reused).
+void forward(const std::vector<JointConfig>& joints, const std::vector<double>& q, const std::vector<double>& qd,
+             Kinematics& k) {
     const std::size_t n = joints.size();
-    Kinematics k;
     k.theta.resize(n);
     k.omega.resize(n);
     k.px.assign(n + 1, 0.0);
@@ -129,44 +125,62 @@ Kinematics forward(const std::vector<JointConfig>& joints, const std::vector<dou
         k.vx[j + 1] = k.vx[j] - omega * l * s;
         k.vz[j + 1] = k.vz[j] + omega * l * c;
     }
-    return k;
 }
 
-/// A rigid body fixed to link `link`, its centre at `along`·u + `across`·n from
-/// joint `link` (u along the link, n = u turned +90° in the plane).
-struct Body {
-    std::size_t link;
-    double along, across, mass, inertia;
-};
+/// The part of inverse_dynamics() that depends on the joint angles alone, once
+/// per substep: each link's direction (c, s) and its joint's position (px, pz).
+void link_geometry(const std::vector<JointConfig>& joints, const std::vector<double>& q, Scratch& w) {
+    const std::size_t n = joints.size();
+    w.c.resize(n);
+    w.s.resize(n);
+    w.px.resize(n);
+    w.pz.resize(n);
+    double theta = 0.0, x = 0.0, z = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+        theta += q[j];
+        w.c[j] = std::cos(theta);
+        w.s[j] = std::sin(theta);
+        w.px[j] = x;
+        w.pz[j] = z;
+        const double l = joints[j].length;
+        x += l * w.c[j];
+        z += l * w.s[j];
+    }
+}
 
 /// Joint torques that produce accelerations qdd at (q, qd) under gravity g,
 /// excluding rotor inertia and damping: for each joint, the rate of change of
 /// the angular momentum of every body beyond it, about the joint (gravity enters
-/// as an upward acceleration of the base).
+/// as an upward acceleration of the base). The angles q enter through
+/// link_geometry(), which must have filled `w` for them.
 void inverse_dynamics(const std::vector<JointConfig>& joints, const std::vector<Body>& bodies,
-                      const std::vector<double>& q, const std::vector<double>& qd, const std::vector<double>& qdd,
-                      double g, std::vector<double>& tau) {
+                      const std::vector<double>& qd, const std::vector<double>& qdd, double g,
+                      std::vector<double>& tau, Scratch& w) {
     const std::size_t n = joints.size();
-    std::vector<double> c(n), s(n), omega(n), alpha(n), px(n), pz(n), ax(n), az(n);
-    double theta = 0.0, w = 0.0, a = 0.0, x = 0.0, z = 0.0, accx = 0.0, accz = g;
+    const std::vector<double>& c = w.c;
+    const std::vector<double>& s = w.s;
+    const std::vector<double>& px = w.px;
+    const std::vector<double>& pz = w.pz;
+    std::vector<double>& omega = w.omega;
+    std::vector<double>& alpha = w.alpha;
+    std::vector<double>& ax = w.ax;
+    std::vector<double>& az = w.az;
+    omega.resize(n);
+    alpha.resize(n);
+    ax.resize(n);
+    az.resize(n);
+    double wsum = 0.0, a = 0.0, accx = 0.0, accz = g;
     for (std::size_t j = 0; j < n; ++j) {
-        theta += q[j];
-        w += qd[j];
+        wsum += qd[j];
         a += qdd[j];
-        c[j] = std::cos(theta);
-        s[j] = std::sin(theta);
-        omega[j] = w;
+        omega[j] = wsum;
         alpha[j] = a;
-        px[j] = x;
-        pz[j] = z;
         ax[j] = accx;
         az[j] = accz;
         const double l = joints[j].length;
-        x += l * c[j];
-        z += l * s[j];
         // a(p_j+1) = a(p_j) + α·l·n - ω²·l·u, with u = (c, s), n = (-s, c)
-        accx += -a * l * s[j] - w * w * l * c[j];
-        accz += a * l * c[j] - w * w * l * s[j];
+        accx += -a * l * s[j] - wsum * wsum * l * c[j];
+        accz += a * l * c[j] - wsum * wsum * l * s[j];
     }
     tau.assign(n, 0.0);
     for (const Body& b : bodies) {
@@ -649,7 +663,8 @@ void Simulation::substep(double dt) {
 void Simulation::update_tip(std::size_t r) {
     const RobotConfig& config = scene_.robots[r];
     RobotState& s = robots_[r].state;
-    const Kinematics k = forward(config.joints, s.angles, s.angular_velocities);
+    Kinematics& k = scratch_.kinematics;
+    forward(config.joints, s.angles, s.angular_velocities, k);
     const std::size_t n = config.joints.size();
     s.tip_position = {config.base[0] + k.px[n], config.base[1], config.base[2] + k.pz[n]};
 }
@@ -667,7 +682,8 @@ void Simulation::update_grippers() {
         }
         if (!robot.control.gripper_activated || robot.grip) continue;
 
-        const Kinematics k = forward(config.joints, robot.state.angles, robot.state.angular_velocities);
+        Kinematics& k = scratch_.kinematics;
+        forward(config.joints, robot.state.angles, robot.state.angular_velocities, k);
         const std::size_t n = config.joints.size();
         const Vec3 tip{config.base[0] + k.px[n], config.base[1], config.base[2] + k.pz[n]};
         for (std::size_t b = 0; b < boxes_.size(); ++b) {
@@ -712,7 +728,8 @@ void Simulation::place_held_box(std::size_t r) {
     const RobotConfig& config = scene_.robots[r];
     const Grip& grip = *robot.grip;
     BoxState& box = boxes_[*robot.state.held_box];
-    const Kinematics k = forward(config.joints, robot.state.angles, robot.state.angular_velocities);
+    Kinematics& k = scratch_.kinematics;
+    forward(config.joints, robot.state.angles, robot.state.angular_velocities, k);
     const std::size_t last = config.joints.size() - 1;
     const double theta = k.theta[last], omega = k.omega[last];
     const double ux = std::cos(theta), uz = std::sin(theta), nx = -uz, nz = ux;
@@ -733,8 +750,9 @@ void Simulation::step_arm(std::size_t r, double dt) {
     std::vector<double>& q = robot.state.angles;
     std::vector<double>& qd = robot.state.angular_velocities;
 
-    std::vector<Body> bodies;
-    bodies.reserve(n + 1);
+    Scratch& w = scratch_;
+    std::vector<Body>& bodies = w.bodies;
+    bodies.clear();
     for (std::size_t j = 0; j < n; ++j) {
         const double l = joints[j].length, m = joints[j].mass;
         bodies.push_back({j, 0.5 * l, 0.0, m, m * l * l / 12.0});
@@ -745,20 +763,27 @@ void Simulation::step_arm(std::size_t r, double dt) {
     }
 
     // Bias torques (Coriolis, centrifugal, gravity) and the mass matrix.
-    std::vector<double> bias, column;
-    const std::vector<double> zero(n, 0.0);
-    inverse_dynamics(joints, bodies, q, qd, zero, scene_.gravity, bias);
-    std::vector<double> a(n * n, 0.0), unit(n, 0.0);
+    std::vector<double>& bias = w.bias;
+    std::vector<double>& column = w.column;
+    std::vector<double>& zero = w.zero;
+    std::vector<double>& a = w.mass;
+    std::vector<double>& unit = w.unit;
+    zero.assign(n, 0.0);
+    link_geometry(joints, q, w);
+    inverse_dynamics(joints, bodies, qd, zero, scene_.gravity, bias, w);
+    a.assign(n * n, 0.0);
+    unit.assign(n, 0.0);
     for (std::size_t j = 0; j < n; ++j) {
         unit[j] = 1.0;
-        inverse_dynamics(joints, bodies, q, zero, unit, 0.0, column);
+        inverse_dynamics(joints, bodies, zero, unit, 0.0, column, w);
         unit[j] = 0.0;
         for (std::size_t i = 0; i < n; ++i) a[i * n + j] = column[i];
         a[j * n + j] += joints[j].rotor_inertia;
     }
 
     // Actuators. `implicit` collects each joint's velocity gain, integrated implicitly.
-    std::vector<double> rhs(n);
+    std::vector<double>& rhs = w.rhs;
+    rhs.resize(n);
     for (std::size_t j = 0; j < n; ++j) {
         const JointConfig& jc = joints[j];
         const double target = robot.control.values[j];

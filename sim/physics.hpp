@@ -190,6 +190,36 @@ struct BoxState {
     std::optional<std::size_t> held_by;  ///< index of the robot holding it
 };
 
+namespace detail {
+
+/// Positions and velocities along a planar chain, relative to its base, in the
+/// arm's (x, z) plane. Index j is joint j; index N is the tip.
+struct Kinematics {
+    std::vector<double> theta, omega;  // absolute angle and angular velocity of link j
+    std::vector<double> px, pz;        // position of joint j (j = N: tip)
+    std::vector<double> vx, vz;        // velocity of joint j (j = N: tip)
+};
+
+/// A rigid body fixed to link `link`, its centre at `along`·u + `across`·n from
+/// joint `link` (u along the link, n = u turned +90° in the plane).
+struct Body {
+    std::size_t link;
+    double along, across, mass, inertia;
+};
+
+/// The memory one arm's substep works in, kept from step to step: a lockstep
+/// step runs substeps × robots of them, and allocating it each time cost more
+/// than the physics.
+struct Scratch {
+    Kinematics kinematics;
+    std::vector<Body> bodies;
+    std::vector<double> c, s, px, pz;          // per link, from the joint angles alone
+    std::vector<double> omega, alpha, ax, az;  // per link, per inverse-dynamics call
+    std::vector<double> bias, column, zero, unit, mass, rhs;
+};
+
+}  // namespace detail
+
 /// A running scene. Copyable (a copy is an independent simulation).
 class Simulation {
 public:
@@ -246,6 +276,7 @@ private:
     void update_tip(std::size_t r);
 
     SceneConfig scene_;
+    detail::Scratch scratch_;  // no state: only memory reused within one call
     std::vector<Robot> robots_;
     std::vector<BoxState> boxes_;
     std::vector<Robot> initial_robots_;
