@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <thread>
+#include <time.h>
 
 #include "support/ports.hpp"
 #include "support/process.hpp"
@@ -104,4 +106,74 @@ TEST_CASE("node processes that only offer shm find each other through geckocore"
     CHECK(sub.wait(5s) == 0);
     pub.close_stdin();
     CHECK(pub.wait(5s) == 0);
+}
+
+namespace {
+
+double thread_cpu_ms() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+std::string shm_locator_of(const gecko::Node& n) {
+    for (const auto& l : n.locators())
+        if (l.rfind("shm://", 0) == 0) return l;
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("spin busy-polls a node linked over shm and to itself, hears both, then blocks", "[shm][nodes][spin]") {
+    // Default transports: b's link to a is shm, its link to itself is inproc
+    // (ZeroMQ's port). Its waits cover both ports, spinning first.
+    auto options = [](const std::string& name, std::chrono::microseconds spin) {
+        gecko::NodeOptions o;
+        o.key = "shmspin" + std::to_string(::getpid());
+        o.name = name;
+        o.discovery = false;
+        o.spin = spin;
+        return o;
+    };
+    gecko::Node a(options("spin_a", 0us));
+    gecko::Node b(options("spin_b", 50000us));  // 50 ms: long enough to see on the thread's CPU clock
+    const auto la = shm_locator_of(a);
+    REQUIRE_FALSE(la.empty());
+    b.connect(la);
+    auto from_a = a.publisher<Int64>("numbers");
+    auto own = b.publisher<Int64>("mine");
+    auto sub = b.subscriber<Int64>("numbers");
+    auto self = b.subscriber<Int64>("mine");
+    REQUIRE(from_a.wait_for_subscribers(1, 5s));
+    REQUIRE(own.wait_for_subscribers(1, 5s));
+
+    // Nothing comes: the wait spins (its CPU time shows it), then blocks until the timeout.
+    double before = thread_cpu_ms();
+    CHECK_FALSE(sub.receive(150ms));
+    const double spun = thread_cpu_ms() - before;
+    CHECK(spun >= 5.0);  // ~50 ms when the thread has a core; bounded well below for a loaded machine
+    CHECK(spun < 140.0);  // and not for the whole 150 ms: it blocked after the spin
+
+    // What comes while it spins arrives, over shm and over the link to itself.
+    std::thread sender([&] {
+        std::this_thread::sleep_for(5ms);  // lands inside the receiver's spin (the test is of arrival, not of timing)
+        from_a.publish(Int64{7});
+        own.publish(Int64{8});
+    });
+    auto m = sub.receive(5s);
+    auto n = self.receive(5s);
+    sender.join();
+    REQUIRE(m);
+    CHECK(m->data == 7);
+    REQUIRE(n);
+    CHECK(n->data == 8);
+
+    // Without spin, a wait that times out costs next to no CPU.
+    gecko::Node c(options("spin_c", 0us));
+    c.connect(la);
+    auto quiet = c.subscriber<Int64>("numbers");
+    REQUIRE(from_a.wait_for_subscribers(2, 5s));
+    before = thread_cpu_ms();
+    CHECK_FALSE(quiet.receive(150ms));
+    CHECK(thread_cpu_ms() - before < 5.0);
 }

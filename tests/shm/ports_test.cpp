@@ -250,6 +250,50 @@ TEST_CASE("an exhausted pool takes back the oldest queued frames and never block
     CHECK(p.out_info().chunks_free == p.out_info().chunks);
 }
 
+TEST_CASE("a publisher ahead of its subscriber on a large class reuses what the subscriber frees, and counts the rest",
+          "[shm][ports]") {
+    // 256 chunks, rings of 1024: the pool runs out first, and the publisher's
+    // look for a free chunk is bounded once the class is exhausted.
+    Pair p([](shm::Config& c) {
+        c.ring = 1024;
+        c.classes = {{256, 256}};
+        c.huge_count = 0;
+        c.held_divisor = 1;
+    });
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    std::uint32_t next = 1;
+    std::size_t dropped = 0;
+    for (; next <= 256; ++next) {
+        auto f = frame(a, 100, 0, next);
+        dropped += p.out->send(f).dropped;
+    }
+    CHECK(dropped == 0);
+    // In step: the subscriber reads the oldest and lets it go, the publisher
+    // sends one more. Nothing is lost: each send finds the chunk just freed.
+    std::uint32_t expect = 1;
+    for (int i = 0; i < 2000; ++i, ++next) {
+        Frame f;
+        REQUIRE(p.in->take(f));
+        CHECK(counter_of(f.data()) == expect++);
+        f.reset();
+        auto g = frame(a, 100, 0, next);
+        dropped += p.out->send(g).dropped;
+    }
+    CHECK(dropped == 0);
+    // Far ahead: every frame beyond the pool takes back the oldest queued one, counted.
+    for (int i = 0; i < 1000; ++i, ++next) {
+        auto f = frame(a, 100, 0, next);
+        dropped += p.out->send(f).dropped;
+    }
+    CHECK(dropped == 1000);
+    auto frames = p.take_all();
+    REQUIRE(frames.size() == 256);
+    for (std::size_t k = 0; k < frames.size(); ++k) CHECK(counter_of(frames[k].data()) == next - 256 + k);
+}
+
 TEST_CASE("past its share of held chunks, a subscriber gets copies and the chunks come back at once", "[shm][ports]") {
     Pair p;  // 32 small chunks, held_divisor 2: 16 held in place at most
     const auto a = channel("a");

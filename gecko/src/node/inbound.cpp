@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "cpu_relax.hpp"
 #include "gecko/signals.hpp"
 #include "gecko/time.hpp"
 #include "node/notices.hpp"
@@ -45,10 +46,12 @@ std::vector<wire::Channel> channels_of(const Sink& sink) {
 }  // namespace
 
 Inbound::Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::vector<std::string>> schemes,
-                 Notices& notices, Reactor& reactor)
+                 Notices& notices, Reactor& reactor, std::chrono::microseconds spin)
     : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor) {
+    spin_ = spin;
     fired_.assign(ports_.size(), false);
     pollfds_.resize(ports_.size() + 2);
+    polled_ports_.resize(ports_.size());
     port_links_.assign(ports_.size(), 0);
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
@@ -349,6 +352,7 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
     if (ports_.size() == 1 || linked == 1) {
         woken = (ports_[only]->wait(timeout, {wake_fd_, shutdown_fd()}) & 2u) != 0;
     } else {
+        if (spin_.count() > 0 && spin_ports(timeout)) return;
         for (auto& p : ports_)
             if (!p->prepare_wait()) return;
         // Every port was just drained (take() until false), so each event fd
@@ -367,6 +371,46 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
         }
     }
     if (woken) consume(wake_fd_);
+}
+
+// A node with links on several ports (shared memory to its peers, plus the
+// inproc link to itself on ZeroMQ's port) spins too: ports that can say from
+// memory whether frames wait are asked on every turn, the others (and the
+// node's wake-up and shutdown fds) get a poll() without timeout every 32nd.
+bool Inbound::spin_ports(std::chrono::nanoseconds timeout) {
+    const auto until = Clock::now() + std::min<std::chrono::nanoseconds>(spin_, timeout);
+    std::vector<pollfd>& fds = pollfds_;
+    std::size_t polled = 0;
+    for (std::size_t i = 0; i < ports_.size(); ++i) {
+        if (ports_[i]->frames_waiting().has_value()) {  // answers from memory: spun on below
+            ports_[i]->begin_spin();
+            continue;
+        }
+        polled_ports_[polled] = i;
+        fds[polled++] = pollfd{ports_[i]->event_fd(), POLLIN, 0};
+    }
+    fds[polled] = pollfd{wake_fd_, POLLIN, 0};
+    fds[polled + 1] = pollfd{shutdown_fd(), POLLIN, 0};
+    for (unsigned n = 0;; ++n) {
+        bool any = false;
+        for (std::size_t i = 0; i < ports_.size(); ++i) {
+            if (ports_[i]->frames_waiting().value_or(false)) {
+                fired_[i] = true;
+                any = true;
+            }
+        }
+        if (any) return true;
+        if ((n & 31u) == 31u) {
+            if (::poll(fds.data(), polled + 2, 0) > 0) {
+                for (std::size_t k = 0; k < polled; ++k)
+                    if (fds[k].revents & (POLLIN | POLLERR | POLLHUP)) fired_[polled_ports_[k]] = true;
+                if (fds[polled].revents & POLLIN) consume(wake_fd_);
+                return true;
+            }
+            if (Clock::now() >= until) return false;
+        }
+        cpu_relax();
+    }
 }
 
 void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {

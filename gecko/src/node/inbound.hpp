@@ -45,8 +45,10 @@ public:
     using Clock = std::chrono::steady_clock;
 
     /// Takes the node's in-ports; `schemes[i]` are the locator schemes `ports[i]` connects to.
+    /// `spin`: how long a thread waiting on several ports busy-polls them
+    /// before it blocks (NodeOptions::spin; a single port spins by itself).
     Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::vector<std::string>> schemes,
-            Notices& notices, Reactor& reactor);
+            Notices& notices, Reactor& reactor, std::chrono::microseconds spin = {});
     ~Inbound();
     Inbound(const Inbound&) = delete;
     Inbound& operator=(const Inbound&) = delete;
@@ -102,6 +104,9 @@ private:
     void route(Frame& frame, std::int64_t receive_ns);
     void lead(const std::function<bool()>& ready, Clock::time_point deadline);
     void wait_ports(std::chrono::nanoseconds timeout);
+    /// Busy-polls every port for up to spin_ (bounded by `timeout`): true if
+    /// something came (ports marked in fired_, or the node woken).
+    bool spin_ports(std::chrono::nanoseconds timeout);
     void delivered();                        // wakes followers after a drain that delivered
     void hand_over(std::unique_lock<std::mutex>& io);  // releases io_ and wakes followers (one may lead)
     void set_reactor_watch(bool watch);      // reactor thread only
@@ -113,6 +118,8 @@ private:
     std::vector<std::unique_ptr<InPort>> ports_;
     std::vector<bool> fired_;  // io holder only: ports whose fd wait_ports saw fire (drain them)
     std::vector<pollfd> pollfds_;  // io holder only: wait_ports' poll set (ports, wake, shutdown)
+    std::vector<std::size_t> polled_ports_;  // io holder only: spin_ports(): which port each polled fd is
+    std::chrono::microseconds spin_{};
     std::vector<std::size_t> port_links_;  // io holder only: per port, the links it holds for us
     std::vector<std::vector<std::string>> schemes_;
     Notices& notices_;

@@ -101,7 +101,7 @@ NodeImpl::NodeImpl(NodeOptions options)
         in_schemes.push_back(std::move(all));  // an in-port connects to any of its schemes, offered or not
     }
     outbound_ = std::make_unique<Outbound>(std::move(outs), options_.key, notices_);
-    inbound_ = std::make_unique<Inbound>(std::move(ins), std::move(in_schemes), notices_, reactor_);
+    inbound_ = std::make_unique<Inbound>(std::move(ins), std::move(in_schemes), notices_, reactor_, options_.spin);
     notices_.on_added([this] { reactor_.wake(); });
 
     // Our own subscribers hear our own publishers through a link to ourselves.

@@ -41,12 +41,9 @@
 #include <random>
 
 #include "gecko/error.hpp"
+#include "cpu_relax.hpp"
 #include "gecko/wire/frame.hpp"
 #include "transport/shm_doorbell.hpp"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace gecko::detail {
 namespace {
@@ -62,14 +59,6 @@ constexpr std::size_t kept_notices = 16;
 constexpr u64 ms_ns = 1'000'000;
 
 inline u64 bit(std::size_t slot) noexcept { return u64{1} << slot; }
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
 
 std::string hex(u64 v) {
     char s[17];
@@ -802,13 +791,22 @@ private:
             const u64 c = recent_[k][(recent_at_[k] - n) % recent_[k].size()];
             if (!loaned_[c] && view_.desc(c).owners.load(std::memory_order_acquire) == 0) return c;
         }
-        for (u64 n = 0; n < cl.count; ++n) {
+        // A class whose last look found every chunk queued or held (a
+        // subscriber behind): look at the next 16 chunks only (each look
+        // further on), and at the whole class again every 32nd time. Scanning all of it on every
+        // frame, only to take back the oldest queued one anyway, was most
+        // of a publisher's time while its subscriber fell behind.
+        const u64 budget = starved_[k] % 32 != 0 ? std::min<u64>(cl.count, 16) : cl.count;
+        for (u64 n = 0; n < budget; ++n) {
             const u64 idx = (cursor_[k] + n) % cl.count;
             if (!loaned_[cl.first + idx] && view_.desc(cl.first + idx).owners.load(std::memory_order_acquire) == 0) {
                 cursor_[k] = idx + 1;
+                starved_[k] = 0;
                 return cl.first + idx;
             }
         }
+        if (budget < cl.count) cursor_[k] = (cursor_[k] + budget) % cl.count;  // the next look goes further
+        ++starved_[k];
         return no_chunk;
     }
 
@@ -916,6 +914,7 @@ private:
     u64 pass_ = 0;
     std::array<std::array<u64, 4>, shm::max_classes> recent_{};  // per class: the last chunks taken
     std::array<std::size_t, shm::max_classes> recent_at_{};
+    std::array<std::uint32_t, shm::max_classes> starved_{};  // looks in a row that found a class exhausted
     std::vector<std::uint8_t> loaned_;           // per chunk: lent to the publisher, owners still 0
     std::array<u64, shm::max_classes> loans_{};  // per class: chunks lent now
     std::size_t loan_dropped_ = 0;               // frames taken back to make a loan: told at the next send
@@ -1194,6 +1193,9 @@ public:
         }
         return false;
     }
+
+    void begin_spin() override { disarm(); }  // busy-polled: publishers need not ring
+    std::optional<bool> frames_waiting() override { return frames_queued(); }
 
     unsigned wait(std::chrono::nanoseconds timeout, const std::array<int, 2>& also) override {
         if (frames_queued()) return 1;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -157,6 +158,13 @@ public:
     /// fire on the next arrival (shared memory must ask its publishers to
     /// ring). False if a frame may already be there: take() instead of waiting.
     virtual bool prepare_wait() { return !ready_now(); }
+    /// For a caller that busy-polls several ports (NodeOptions::spin): it is
+    /// about to call frames_waiting() in a loop, so nobody need ring for it.
+    virtual void begin_spin() {}
+    /// True if frames are waiting, read from memory without a system call.
+    /// Ports that cannot tell that way say nullopt, and the busy-polling
+    /// caller polls their event_fd() now and then instead.
+    virtual std::optional<bool> frames_waiting() { return std::nullopt; }
 };
 
 class Transport {
