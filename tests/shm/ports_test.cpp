@@ -294,8 +294,75 @@ TEST_CASE("a publisher ahead of its subscriber on a large class reuses what the 
     for (std::size_t k = 0; k < frames.size(); ++k) CHECK(counter_of(frames[k].data()) == next - 256 + k);
 }
 
-TEST_CASE("past its share of held chunks, a subscriber gets copies and the chunks come back at once", "[shm][ports]") {
-    Pair p;  // 32 small chunks, held_divisor 2: 16 held in place at most
+TEST_CASE("past its share of held chunks, the next frame waits in the ring until one is released", "[shm][ports]") {
+    // 32 small chunks, held_divisor 2: 16 held in place at most.
+    Pair p([](shm::Config& c) {
+        c.held_wait = std::chrono::milliseconds(60000);
+        c.wait_from = 0;  // every class (by default only large ones wait; small frames are copied)
+    });
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    std::vector<Frame> held;
+    for (std::uint32_t i = 1; i <= 16; ++i) {
+        auto f = frame(a, 64, 0, i);
+        p.out->send(f);
+        Frame got;
+        REQUIRE(p.in->take(got));
+        CHECK(counter_of(got.data()) == i);
+        CHECK(p.inside_mapping(got.data()));
+        held.push_back(std::move(got));
+    }
+    auto f17 = frame(a, 64, 0, 17);
+    p.out->send(f17);
+    Frame got;
+    CHECK_FALSE(p.in->take(got));    // our share is held: it waits in the ring...
+    CHECK_FALSE(p.in->ready_now());  // ...and nobody is told to take it
+    CHECK(p.in_info().copied == 0);
+    held.erase(held.begin());        // one released
+    CHECK(p.in->ready_now());
+    REQUIRE(p.in->take(got));        // in place, not copied
+    CHECK(counter_of(got.data()) == 17);
+    CHECK(p.inside_mapping(got.data()));
+    CHECK(p.in_info().copied == 0);
+    got.reset();
+    held.clear();
+    CHECK(p.out_info().chunks_free == p.out_info().chunks);
+}
+
+TEST_CASE("a frame that waited held_wait for a share still held is copied, and the link goes on", "[shm][ports]") {
+    Pair p([](shm::Config& c) {
+        c.held_wait = std::chrono::milliseconds(5);
+        c.wait_from = 0;
+    });
+    const auto a = channel("a");
+    p.in->subscribe(interest(a, 1));
+    p.connect();
+    p.events();
+    std::vector<Frame> held;
+    for (std::uint32_t i = 1; i <= 16; ++i) {
+        auto f = frame(a, 64, 0, i);
+        p.out->send(f);
+        Frame got;
+        REQUIRE(p.in->take(got));
+        held.push_back(std::move(got));
+    }
+    auto f17 = frame(a, 64, 0, 17);
+    p.out->send(f17);
+    Frame got;
+    CHECK_FALSE(p.in->take(got));  // waits from now...
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // ...for held_wait to pass (a policy bound, no event)
+    CHECK(p.in->ready_now());
+    REQUIRE(p.in->take(got));
+    CHECK(counter_of(got.data()) == 17);
+    CHECK_FALSE(p.inside_mapping(got.data()));  // a copy: the 16 views stay valid
+    CHECK(p.in_info().copied == 1);
+}
+
+TEST_CASE("past its share of held small chunks, a subscriber gets copies and the chunks come back at once",
+          "[shm][ports]") {
+    Pair p;  // small chunks: copied at once (below Config::wait_from)
     const auto a = channel("a");
     p.in->subscribe(interest(a, 1));
     p.connect();

@@ -951,6 +951,10 @@ struct Link {
     u64 owner_start = 0;
     bool same_ns = true;
     bool armed_by_us = false;
+    // The class of the frame at our ring's head while we hold our share of
+    // that class (-1: none): it waits in the ring, since `blocked_since`.
+    int blocked_class = -1;
+    std::chrono::steady_clock::time_point blocked_since{};
 
     ~Link() {
         if (!detached.load(std::memory_order_acquire) && map.base != MAP_FAILED) {
@@ -1179,7 +1183,8 @@ public:
         if (bytes_possible_) return true;
         for (Link* l : links_) {
             const SlotHead& s = l->view.slot(l->slot);
-            if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire)) return true;
+            if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire) && !waits_for_share(*l))
+                return true;
             if (l->armed_by_us && s.armed.load(std::memory_order_relaxed) == 0) return true;
         }
         return false;
@@ -1189,7 +1194,8 @@ public:
     bool frames_queued() const {
         for (Link* l : links_) {
             const SlotHead& s = l->view.slot(l->slot);
-            if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire)) return true;
+            if (s.head.load(std::memory_order_relaxed) != s.tail.load(std::memory_order_acquire) && !waits_for_share(*l))
+                return true;
         }
         return false;
     }
@@ -1219,6 +1225,9 @@ public:
             auto ms = left.count() <= 0 ? 0 : static_cast<long long>((left.count() + 999999) / 1000000);
             // Look at the publishers now and then (a dead one never rings).
             if (!links_.empty()) ms = std::min<long long>(ms, config_.check_interval.count());
+            // A frame waiting for our share of its class is copied after held_wait.
+            for (Link* l : links_)
+                if (l->blocked_class >= 0) ms = std::min<long long>(ms, config_.held_wait.count() + 1);
             pollfd p[3] = {{bell_->fd(), POLLIN, 0}, {also[0], POLLIN, 0}, {also[1], POLLIN, 0}};
             const int n = ::poll(p, 3, static_cast<int>(ms));
             if (n < 0) return 0;  // EINTR: the caller re-checks its state and deadline
@@ -1388,6 +1397,7 @@ private:
                 const std::size_t at = (next_ + k) % n;
                 Link& l = *links_[at];
                 for (int budget = 0; budget < 64; ++budget) {
+                    if (leave_in_ring(l)) break;
                     u64 c = no_chunk;
                     std::string why;
                     const Pop r = pop(l, c, why);
@@ -1411,6 +1421,51 @@ private:
             if (!dropped) return false;
         }
         return false;
+    }
+
+    // While this process holds its share of the (large) class of the frame at
+    // the ring's head, that frame stays in the ring (the publisher may take it
+    // back, counted): a subscriber's queue then never copies a large frame out
+    // of shared memory because it drained the ring faster than it reads. After
+    // held_wait (views held for long), the frame is taken and copied instead.
+    bool leave_in_ring(Link& l) {
+        const View& v = l.view;
+        bool any = false;
+        for (std::size_t k = 0; k < v.geo.class_count; ++k)
+            any = any || (v.geo.classes[k].chunk_size >= config_.wait_from &&
+                          l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k]);
+        int k = -1;
+        if (any) {
+            const SlotHead& s = v.slot(l.slot);
+            const u64 h = s.head.load(std::memory_order_acquire);
+            if (h != s.tail.load(std::memory_order_acquire)) {
+                const u64 e = v.ring(l.slot)[h % v.geo.ring_capacity].load(std::memory_order_relaxed);
+                if (e < v.geo.chunk_total) {
+                    const std::size_t c = v.geo.class_of(e);
+                    if (v.geo.classes[c].chunk_size >= config_.wait_from &&
+                        l.held[c].load(std::memory_order_relaxed) >= l.held_limit[c])
+                        k = static_cast<int>(c);
+                }
+            }
+        }
+        if (k < 0) {
+            l.blocked_class = -1;
+            return false;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (l.blocked_class != k) {
+            l.blocked_class = k;
+            l.blocked_since = now;
+        }
+        return now - l.blocked_since < config_.held_wait;
+    }
+
+    // True while the frame at the link's head waits for our share of its class.
+    bool waits_for_share(const Link& l) const {
+        if (l.blocked_class < 0) return false;
+        const auto k = static_cast<std::size_t>(l.blocked_class);
+        return l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k] &&
+               std::chrono::steady_clock::now() - l.blocked_since < config_.held_wait;
     }
 
     // Takes the oldest entry of the link's ring; every number read is checked.

@@ -189,8 +189,14 @@ struct Config {
     std::size_t lazy_from = 1 << 20;
     std::chrono::milliseconds release_after{2000};
     /// A subscriber holds at most max(1, count / held_divisor) chunks of a class
-    /// as Frames; beyond that a taken frame is copied and its chunk released.
+    /// as Frames. Beyond that, a frame is copied and its chunk released; in a
+    /// class of chunks of wait_from bytes or more, where a copy costs more
+    /// than waiting, the frame first stays in the ring (where the publisher
+    /// may take it back, counted) until a held one is released, for at most
+    /// held_wait.
     std::size_t held_divisor = 4;
+    std::size_t wait_from = 64 << 10;
+    std::chrono::milliseconds held_wait{10};
     /// How often each side checks that the other is alive (and the publisher
     /// punches idle large chunks).
     std::chrono::milliseconds check_interval{100};
