@@ -66,6 +66,25 @@ struct Pair {
             if (p >= base && p < base + size) return true;
         return false;
     }
+    /// Subscribes to `c` and links the in-port to the out-port.
+    void subscribe_linked(wire::Channel c) {
+        in->subscribe(interest(c, 1));
+        connect();
+        events();
+    }
+    /// Sends frames first..last on `c`, each taken at once and kept (held).
+    std::vector<Frame> send_and_hold(wire::Channel c, std::uint32_t first, std::uint32_t last) {
+        std::vector<Frame> held;
+        for (std::uint32_t i = first; i <= last; ++i) {
+            auto f = frame(c, 64, 0, i);
+            out->send(f);
+            Frame got;
+            REQUIRE(in->take(got));
+            CHECK(counter_of(got.data()) == i);
+            held.push_back(std::move(got));
+        }
+        return held;
+    }
     std::vector<Frame> take_all() {
         std::vector<Frame> v;
         Frame f;
@@ -301,19 +320,9 @@ TEST_CASE("past its share of held chunks, the next frame waits in the ring until
         c.wait_from = 0;  // every class (by default only large ones wait; small frames are copied)
     });
     const auto a = channel("a");
-    p.in->subscribe(interest(a, 1));
-    p.connect();
-    p.events();
-    std::vector<Frame> held;
-    for (std::uint32_t i = 1; i <= 16; ++i) {
-        auto f = frame(a, 64, 0, i);
-        p.out->send(f);
-        Frame got;
-        REQUIRE(p.in->take(got));
-        CHECK(counter_of(got.data()) == i);
-        CHECK(p.inside_mapping(got.data()));
-        held.push_back(std::move(got));
-    }
+    p.subscribe_linked(a);
+    auto held = p.send_and_hold(a, 1, 16);
+    for (const auto& f : held) CHECK(p.inside_mapping(f.data()));
     auto f17 = frame(a, 64, 0, 17);
     p.out->send(f17);
     Frame got;
@@ -337,17 +346,8 @@ TEST_CASE("a frame that waited held_wait for a share still held is copied, and t
         c.wait_from = 0;
     });
     const auto a = channel("a");
-    p.in->subscribe(interest(a, 1));
-    p.connect();
-    p.events();
-    std::vector<Frame> held;
-    for (std::uint32_t i = 1; i <= 16; ++i) {
-        auto f = frame(a, 64, 0, i);
-        p.out->send(f);
-        Frame got;
-        REQUIRE(p.in->take(got));
-        held.push_back(std::move(got));
-    }
+    p.subscribe_linked(a);
+    auto held = p.send_and_hold(a, 1, 16);
     auto f17 = frame(a, 64, 0, 17);
     p.out->send(f17);
     Frame got;
@@ -364,19 +364,9 @@ TEST_CASE("past its share of held small chunks, a subscriber gets copies and the
           "[shm][ports]") {
     Pair p;  // small chunks: copied at once (below Config::wait_from)
     const auto a = channel("a");
-    p.in->subscribe(interest(a, 1));
-    p.connect();
-    p.events();
-    std::vector<Frame> held;
-    for (std::uint32_t i = 1; i <= 20; ++i) {
-        auto f = frame(a, 64, 0, i);
-        p.out->send(f);
-        Frame got;
-        REQUIRE(p.in->take(got));
-        CHECK(counter_of(got.data()) == i);
-        CHECK(p.inside_mapping(got.data()) == (i <= 16));
-        held.push_back(std::move(got));
-    }
+    p.subscribe_linked(a);
+    auto held = p.send_and_hold(a, 1, 20);
+    for (std::size_t i = 0; i < held.size(); ++i) CHECK(p.inside_mapping(held[i].data()) == (i < 16));
     CHECK(p.in_info().copied == 4);
     CHECK(p.out_info().chunks_free == p.out_info().chunks - 16);
     held.clear();
