@@ -13,6 +13,7 @@
 #include <gecko/wire/frame.hpp>
 #include <gecko/wire/hash.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -74,6 +75,48 @@ std::optional<wire::Announcement> next_announcement(zmq::socket_t& xpub, std::ve
     return std::nullopt;
 }
 
+// A core played by a ROUTER: answers and reads what the node sends it.
+struct FakeCore {
+    zmq::context_t context;
+    zmq::socket_t core{context, zmq::socket_type::router};
+    std::string routing;
+
+    FakeCore() {
+        core.set(zmq::sockopt::linger, 0);
+        core.bind("tcp://127.0.0.1:*");
+    }
+    std::string endpoint() { return core.get(zmq::sockopt::last_endpoint); }
+    void answer(const Bytes& b) {
+        core.send(zmq::buffer(routing), zmq::send_flags::sndmore);
+        core.send(zmq::const_buffer(b.data(), b.size()), zmq::send_flags::none);
+    }
+    // The next message of type `t` the node sends (others it sends on the way
+    // go to `skipped`). Heartbeats met on the way are answered with the node's
+    // own view (a core that keeps quiet for a lease is lost).
+    std::optional<Json> next(const std::string& t, std::vector<std::string>* skipped = nullptr,
+                             std::chrono::milliseconds timeout = 6000ms) {
+        for (int i = 0; i < 64; ++i) {
+            auto id = lv::receive(core, timeout);
+            if (!id) return std::nullopt;
+            auto body = lv::receive(core, 1000ms);
+            REQUIRE(body);
+            routing = id->to_string();
+            Json j = lv::as_json(*body);
+            if (j.at("t") == t) return j;
+            if (skipped) skipped->push_back(j.at("t").get<std::string>());
+            if (j.at("t") == "hb") {
+                gecko::discovery::Writer w("hb", 3);
+                w.kv("instance", c::core_instance);
+                w.kv("n", j.at("n").get<std::uint64_t>());
+                w.kv("digest", j.at("digest").get<std::uint64_t>());
+                answer(Bytes(reinterpret_cast<const std::uint8_t*>(w.data()),
+                             reinterpret_cast<const std::uint8_t*>(w.data()) + w.size()));
+            }
+        }
+        return std::nullopt;
+    }
+};
+
 Json announcement_json(const std::string& bytes) {
     return c::msgpack_to_json(reinterpret_cast<const std::uint8_t*>(bytes.data()) + 10, bytes.size() - 10);
 }
@@ -108,44 +151,15 @@ Bytes payload_of(const gecko::msgs::String& s) {
 }  // namespace
 
 TEST_CASE("a live node's discovery messages are the vectors' messages, field for field", "[conformance][live][node]") {
-    zmq::context_t context;
-    zmq::socket_t core(context, zmq::socket_type::router);
-    core.set(zmq::sockopt::linger, 0);
-    core.bind("tcp://127.0.0.1:*");
-    std::string routing;
-    auto answer = [&](const Bytes& b) {
-        core.send(zmq::buffer(routing), zmq::send_flags::sndmore);
-        core.send(zmq::const_buffer(b.data(), b.size()), zmq::send_flags::none);
-    };
-    // The next message of type `t` the node sends to the fake core. Heartbeats
-    // met on the way are answered with the node's own view (a core that keeps
-    // quiet for a lease is lost).
-    auto next = [&](const std::string& t) -> std::optional<Json> {
-        for (int i = 0; i < 64; ++i) {
-            auto id = lv::receive(core, 6000ms);
-            if (!id) return std::nullopt;
-            auto body = lv::receive(core, 1000ms);
-            REQUIRE(body);
-            routing = id->to_string();
-            Json j = lv::as_json(*body);
-            if (j.at("t") == t) return j;
-            if (j.at("t") == "hb") {
-                gecko::discovery::Writer w("hb", 3);
-                w.kv("instance", c::core_instance);
-                w.kv("n", j.at("n").get<std::uint64_t>());
-                w.kv("digest", j.at("digest").get<std::uint64_t>());
-                answer(Bytes(reinterpret_cast<const std::uint8_t*>(w.data()),
-                             reinterpret_cast<const std::uint8_t*>(w.data()) + w.size()));
-            }
-        }
-        return std::nullopt;
-    };
+    FakeCore fake;
+    auto answer = [&](const Bytes& b) { fake.answer(b); };
+    auto next = [&](const std::string& t) { return fake.next(t); };
     const std::set<std::string> node_varies{"s", "secret", "host", "hostid", "pid", "pidns", "locators"};
 
     auto options = node_options("talker");
     options.discovery = true;
     options.multicast_enabled = false;  // "use" the explicit core: straight to hello, no UDP
-    options.core = core.get(zmq::sockopt::last_endpoint);
+    options.core = fake.endpoint();
     auto node = std::make_unique<gecko::Node>(options);
 
     const auto hello = next("hello");
@@ -213,6 +227,34 @@ TEST_CASE("a live node's discovery messages are the vectors' messages, field for
     const auto bye = next("bye");
     REQUIRE(bye);
     lv::check_like(*bye, lv::as_json(lv::vector_bytes("discovery.bye")), {"s", "secret"});
+}
+
+TEST_CASE("a live node sends its adds behind its first hello, and as it makes entities until the welcome, once",
+          "[conformance][live][node]") {
+    FakeCore fake;
+    auto options = node_options("early");
+    options.discovery = true;
+    options.multicast_enabled = false;
+    options.core = fake.endpoint();
+    gecko::Node node(options);
+    auto a = node.raw_publisher(c::topic, c::string_type);
+    REQUIRE(fake.next("hello"));
+    // Before any welcome: the publisher made before or just after the hello...
+    auto add_a = fake.next("add");
+    REQUIRE(add_a);
+    CHECK(add_a->at("id") == a.id());
+    // ...and one made now both reach the core at once.
+    auto b = node.raw_publisher("elsewhere", c::string_type);
+    auto add_b = fake.next("add");
+    REQUIRE(add_b);
+    CHECK(add_b->at("id") == b.id());
+    // The welcome answers the only hello: nothing is sent again.
+    fake.answer(lv::vector_bytes("discovery.welcome"));
+    std::vector<std::string> before_hb;
+    const auto hb = fake.next("hb", &before_hb);
+    REQUIRE(hb);
+    CHECK(hb->at("n") == 2);
+    CHECK(std::count(before_hb.begin(), before_hb.end(), "add") == 0);
 }
 
 TEST_CASE("a live node announces its subscribers, servers and clients as the vectors show", "[conformance][live][announcements]") {

@@ -120,7 +120,10 @@ struct DiscoveryClient::Impl {
     std::set<std::uint64_t> other_cores_warned;  // instances of other cores for our key, warned about once
     bool hello_unsent = false;  // the last hello was not queued (ZMQ_IMMEDIATE: no connection yet)
     int hellos_sent = 0;        // on this connection
-    bool adds_ahead = false;    // our adds followed the connection's first hello, before any welcome
+    // The connection's first hello has left with our registrations behind it:
+    // until the welcome, adds and removes go out as they happen (in order,
+    // after the hello), and the welcome does not repeat them.
+    bool early_adds = false;
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
     bool via_door = false;   // core_endpoint came from the host door's redirect: go back there when it is lost
     bool door_warned = false;
@@ -259,7 +262,7 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
     }
     acked = false;
     hellos_sent = 0;
-    adds_ahead = false;
+    early_adds = false;
     connected_at = now;
     next_hello = now;
     next_probe = now + milliseconds(500);
@@ -271,6 +274,7 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
 // "no geckocore yet" warning only comes if this takes find_timeout.
 void DiscoveryClient::Impl::register_again(Clock::time_point now) {
     acked = false;
+    early_adds = false;
     search_started = now;
     warned = false;
     next_hello = now;
@@ -281,6 +285,7 @@ void DiscoveryClient::Impl::lose_core(Clock::time_point now, const std::string& 
     // A core found through the host door may come back on another port: ask the door again.
     if (via_door) connect_to(finder->explicit_endpoint(), now);
     acked = false;
+    early_adds = false;
     instance = 0;
     search_started = now;
     warned = false;
@@ -350,11 +355,11 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         instance = inst;
         core_lease = milliseconds(discovery::get_i64(root, "lease_ms").value_or(opt.lease.count()));
         heartbeat_period = std::max(milliseconds(50), std::min(opt.lease, core_lease) / 3);
-        // Unless they followed the only hello this connection carried (that
-        // is the one welcomed), the core hears our registrations now.
-        if (!(adds_ahead && hellos_sent == 1))
+        // Unless every add and remove since this connection's only hello
+        // (the one welcomed) went out behind it, the core hears them all now.
+        if (!(early_adds && hellos_sent == 1))
             for (const auto& [id, r] : registrations) send_add(r);
-        adds_ahead = false;
+        early_adds = false;
         if (!stats.empty()) send_stats();
         send_watch_graph();
         next_heartbeat = now + heartbeat_period;
@@ -406,6 +411,7 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     } else if (t == "error") {
         const auto id = discovery::get_u64(root, "id").value_or(0);
         const auto code = discovery::get_str(root, "code").value_or("error");
+        if (id == 0) early_adds = false;  // perhaps our hello refused: the welcome, if any, hears everything again
         const auto text = discovery::get_str(root, "message").value_or("(no message)");
         if (code == "no_core") {  // the host door knows no core of our key (yet): keep asking it
             if (!door_warned) log.warn("discovery: " + text + "; waiting for it to start");
@@ -602,9 +608,9 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
             // a new node's subscribers learn their publishers one round trip
             // sooner. Later hellos do not: a core that refused the first
             // answers their adds with "unknown", and that must not loop.
-            if (!hello_unsent && ++hellos_sent == 1 && !registrations.empty()) {
+            if (!hello_unsent && ++hellos_sent == 1) {
                 for (const auto& [id, r] : registrations) send_add(r);
-                adds_ahead = true;
+                early_adds = true;
             }
             // Not sent: the connection (ZMQ_IMMEDIATE) is not up yet. On
             // loopback it is within a millisecond or two, so look again that
@@ -735,7 +741,7 @@ Clock::time_point DiscoveryClient::service(Clock::time_point now) {
 void DiscoveryClient::add(const Registration& r) {
     impl_->post([impl = impl_.get(), r] {
         impl->registrations[r.id] = r;
-        if (impl->acked) impl->send_add(r);
+        if (impl->acked || impl->early_adds) impl->send_add(r);
     });
 }
 
@@ -743,7 +749,7 @@ void DiscoveryClient::remove(std::uint64_t id) {
     impl_->post([impl = impl_.get(), id] {
         impl->registrations.erase(id);
         impl->watches.erase(id);
-        if (impl->acked) {
+        if (impl->acked || impl->early_adds) {
             discovery::Writer w("remove", 3);
             w.kv("s", impl->session);
             w.kv("secret", impl->secret);
