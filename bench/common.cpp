@@ -55,21 +55,26 @@ std::string make_endpoint(Transport t, const std::string& what) {
     if (t == Transport::ipc) {
         return "ipc:///tmp/gecko-bench-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + what;
     }
-    // Ask the kernel for a free port, then give it back: ZeroMQ binds it next.
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) throw Stall(std::string("socket(): ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    // A port that is free now, for ZeroMQ to bind next (in this process or a
+    // child). Taken below the kernel's ephemeral range (32768 and up on
+    // Linux), which outgoing connections draw from: a port the kernel handed
+    // us and we gave back could be some connection's source port by the time
+    // ZeroMQ binds it ("Address already in use", seen once in a full run).
+    static std::uint32_t seed = static_cast<std::uint32_t>(::getpid()) * 2654435761u;
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        seed = seed * 1664525u + 1013904223u;
+        const auto port = static_cast<std::uint16_t>(20000 + (seed >> 8) % 12000);  // 20000..31999
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) throw Stall(std::string("socket(): ") + std::strerror(errno));
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = htons(port);
+        const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
         ::close(fd);
-        throw Stall(std::string("cannot find a free tcp port: ") + std::strerror(errno));
+        if (free) return "tcp://127.0.0.1:" + std::to_string(port);
     }
-    ::close(fd);
-    return "tcp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    throw Stall("cannot find a free tcp port in 20000-31999");
 }
 
 bool same_host_rows_ran(const Options& options) {
