@@ -47,11 +47,13 @@ std::vector<wire::Channel> channels_of(const Sink& sink) {
 
 Inbound::Inbound(std::vector<std::unique_ptr<InPort>> ports, std::vector<std::vector<std::string>> schemes,
                  Notices& notices, Reactor& reactor, std::chrono::microseconds spin)
-    : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor) {
-    spin_ = spin;
+    : ports_(std::move(ports)), schemes_(std::move(schemes)), notices_(notices), reactor_(reactor), spin_(spin) {
     fired_.assign(ports_.size(), false);
     pollfds_.resize(ports_.size() + 2);
-    polled_ports_.resize(ports_.size());
+    for (std::size_t i = 0; i < ports_.size(); ++i) {
+        memory_ports_.push_back(ports_[i]->frames_waiting().has_value());
+        if (!memory_ports_.back()) polled_ports_.push_back(i);
+    }
     port_links_.assign(ports_.size(), 0);
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
@@ -380,21 +382,16 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
 bool Inbound::spin_ports(std::chrono::nanoseconds timeout) {
     const auto until = Clock::now() + std::min<std::chrono::nanoseconds>(spin_, timeout);
     std::vector<pollfd>& fds = pollfds_;
-    std::size_t polled = 0;
-    for (std::size_t i = 0; i < ports_.size(); ++i) {
-        if (ports_[i]->frames_waiting().has_value()) {  // answers from memory: spun on below
-            ports_[i]->begin_spin();
-            continue;
-        }
-        polled_ports_[polled] = i;
-        fds[polled++] = pollfd{ports_[i]->event_fd(), POLLIN, 0};
-    }
+    const std::size_t polled = polled_ports_.size();
+    for (std::size_t k = 0; k < polled; ++k) fds[k] = pollfd{ports_[polled_ports_[k]]->event_fd(), POLLIN, 0};
     fds[polled] = pollfd{wake_fd_, POLLIN, 0};
     fds[polled + 1] = pollfd{shutdown_fd(), POLLIN, 0};
+    for (std::size_t i = 0; i < ports_.size(); ++i)
+        if (memory_ports_[i]) ports_[i]->begin_spin();
     for (unsigned n = 0;; ++n) {
         bool any = false;
         for (std::size_t i = 0; i < ports_.size(); ++i) {
-            if (ports_[i]->frames_waiting().value_or(false)) {
+            if (memory_ports_[i] && ports_[i]->frames_waiting().value_or(false)) {
                 fired_[i] = true;
                 any = true;
             }

@@ -118,12 +118,15 @@ private:
     std::vector<std::unique_ptr<InPort>> ports_;
     std::vector<bool> fired_;  // io holder only: ports whose fd wait_ports saw fire (drain them)
     std::vector<pollfd> pollfds_;  // io holder only: wait_ports' poll set (ports, wake, shutdown)
-    std::vector<std::size_t> polled_ports_;  // io holder only: spin_ports(): which port each polled fd is
-    std::chrono::microseconds spin_{};
+    // spin_ports(): the ports that cannot tell from memory whether frames
+    // wait (their fds are polled instead); the others are asked directly.
+    std::vector<std::size_t> polled_ports_;
+    std::vector<bool> memory_ports_;
     std::vector<std::size_t> port_links_;  // io holder only: per port, the links it holds for us
     std::vector<std::vector<std::string>> schemes_;
     Notices& notices_;
     Reactor& reactor_;
+    const std::chrono::microseconds spin_;
     int wake_fd_ = -1;  // wakes a leader blocked in a port's wait
 
     std::mutex io_;  // held by the leader: the only thread that touches the ports
