@@ -793,9 +793,10 @@ private:
         }
         // A class whose last look found every chunk queued or held (a
         // subscriber behind): look at the next 16 chunks only (each look
-        // further on), and at the whole class again every 32nd time. Scanning all of it on every
-        // frame, only to take back the oldest queued one anyway, was most
-        // of a publisher's time while its subscriber fell behind.
+        // further on), and at the whole class again every 32nd time.
+        // Scanning all of it on every frame, only to take back the oldest
+        // queued one anyway, was most of a publisher's time while its
+        // subscriber fell behind.
         const u64 budget = starved_[k] % 32 != 0 ? std::min<u64>(cl.count, 16) : cl.count;
         for (u64 n = 0; n < budget; ++n) {
             const u64 idx = (cursor_[k] + n) % cl.count;
@@ -951,6 +952,9 @@ struct Link {
     u64 owner_start = 0;
     bool same_ns = true;
     bool armed_by_us = false;
+    // Classes whose frames wait in the ring for our share (chunks of
+    // Config::wait_from or more): bit k for class k.
+    std::uint32_t waiting_classes = 0;
     // The class of the frame at our ring's head while we hold our share of
     // that class (-1: none): it waits in the ring, since `blocked_since`.
     int blocked_class = -1;
@@ -1123,9 +1127,11 @@ public:
         }
         if (!write_interests(v, slot, interests_)) overflow_notice(*link);
         link->local = std::make_unique<std::atomic<std::uint32_t>[]>(v.geo.chunk_total);
-        for (std::size_t k = 0; k < v.geo.class_count; ++k)
+        for (std::size_t k = 0; k < v.geo.class_count; ++k) {
             link->held_limit[k] = static_cast<std::uint32_t>(
                 std::max<u64>(1, v.geo.classes[k].count / std::max<std::size_t>(1, config_.held_divisor)));
+            if (v.geo.classes[k].chunk_size >= config_.wait_from) link->waiting_classes |= 1u << k;
+        }
         link->word = shm::make_state(pid_, shm::generation_of(word), shm::slot_active);
         s.state.store(link->word, std::memory_order_release);
         link->detached = false;
@@ -1428,24 +1434,22 @@ private:
     // back, counted): a subscriber's queue then never copies a large frame out
     // of shared memory because it drained the ring faster than it reads. After
     // held_wait (views held for long), the frame is taken and copied instead.
+    static bool waits_for(const Link& l, std::size_t k) {
+        return (l.waiting_classes >> k & 1u) != 0 && l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k];
+    }
+
     bool leave_in_ring(Link& l) {
         const View& v = l.view;
         bool any = false;
-        for (std::size_t k = 0; k < v.geo.class_count; ++k)
-            any = any || (v.geo.classes[k].chunk_size >= config_.wait_from &&
-                          l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k]);
+        for (std::uint32_t m = l.waiting_classes; m != 0 && !any; m &= m - 1)
+            any = waits_for(l, static_cast<std::size_t>(__builtin_ctz(m)));
         int k = -1;
-        if (any) {
+        if (any) {  // only then is the ring's head worth a look
             const SlotHead& s = v.slot(l.slot);
             const u64 h = s.head.load(std::memory_order_acquire);
             if (h != s.tail.load(std::memory_order_acquire)) {
                 const u64 e = v.ring(l.slot)[h % v.geo.ring_capacity].load(std::memory_order_relaxed);
-                if (e < v.geo.chunk_total) {
-                    const std::size_t c = v.geo.class_of(e);
-                    if (v.geo.classes[c].chunk_size >= config_.wait_from &&
-                        l.held[c].load(std::memory_order_relaxed) >= l.held_limit[c])
-                        k = static_cast<int>(c);
-                }
+                if (e < v.geo.chunk_total && waits_for(l, v.geo.class_of(e))) k = static_cast<int>(v.geo.class_of(e));
             }
         }
         if (k < 0) {
@@ -1462,9 +1466,7 @@ private:
 
     // True while the frame at the link's head waits for our share of its class.
     bool waits_for_share(const Link& l) const {
-        if (l.blocked_class < 0) return false;
-        const auto k = static_cast<std::size_t>(l.blocked_class);
-        return l.held[k].load(std::memory_order_relaxed) >= l.held_limit[k] &&
+        return l.blocked_class >= 0 && waits_for(l, static_cast<std::size_t>(l.blocked_class)) &&
                std::chrono::steady_clock::now() - l.blocked_since < config_.held_wait;
     }
 
