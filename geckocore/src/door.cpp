@@ -195,7 +195,7 @@ void HostDoor::on_door(Clock::time_point now) {
         // hello (a node), list (a tool), where: "which core serves key K here?"
         const auto key = discovery::get_str(root, "key");
         // A node's registrations sent right behind its hello (DISCOVERY.md
-        // §2.1): the redirect that answers the hello sends them to the core.
+        // §1a, §2.3): the redirect that answers the hello sends them to the core.
         if (!key && discovery::get_u64(root, "s")) continue;
         if (!key) {
             error("door", "this is the door of host " + options_.self.host + " (tcp port " + std::to_string(options_.port) +

@@ -124,6 +124,7 @@ struct DiscoveryClient::Impl {
     // until the welcome, adds and removes go out as they happen (in order,
     // after the hello), and the welcome does not repeat them.
     bool early_adds = false;
+    bool core_hears() const { return acked || early_adds; }  // adds and removes go out as they happen
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
     bool via_door = false;   // core_endpoint came from the host door's redirect: go back there when it is lost
     bool door_warned = false;
@@ -741,7 +742,7 @@ Clock::time_point DiscoveryClient::service(Clock::time_point now) {
 void DiscoveryClient::add(const Registration& r) {
     impl_->post([impl = impl_.get(), r] {
         impl->registrations[r.id] = r;
-        if (impl->acked || impl->early_adds) impl->send_add(r);
+        if (impl->core_hears()) impl->send_add(r);
     });
 }
 
@@ -749,7 +750,7 @@ void DiscoveryClient::remove(std::uint64_t id) {
     impl_->post([impl = impl_.get(), id] {
         impl->registrations.erase(id);
         impl->watches.erase(id);
-        if (impl->acked || impl->early_adds) {
+        if (impl->core_hears()) {
             discovery::Writer w("remove", 3);
             w.kv("s", impl->session);
             w.kv("secret", impl->secret);
