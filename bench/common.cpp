@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 namespace bench {
@@ -298,6 +299,45 @@ std::string describe_machine() {
     ::uname(&un);
     return std::to_string(std::thread::hardware_concurrency()) + " CPUs (" + model + "), Linux " + un.release +
            ", load average " + a + " " + b + " " + c;
+}
+
+}  // namespace bench
+
+namespace bench {
+namespace {
+
+// Hierholzer's walk over the complete directed graph on n vertices: every
+// edge a → b (a ≠ b) once, back to 0. Length n(n − 1); n = 1 is just "0".
+std::vector<int> balanced_order(int n) {
+    if (n <= 1) return {0};
+    std::vector<int> next(static_cast<std::size_t>(n), 0);  // per vertex: the next target to try
+    auto take = [&](int from) {
+        int& t = next[static_cast<std::size_t>(from)];
+        if (t == from) ++t;
+        return t < n ? t++ : -1;
+    };
+    std::vector<int> stack{0}, walk;
+    while (!stack.empty()) {
+        const int to = take(stack.back());
+        if (to >= 0) {
+            stack.push_back(to);
+        } else {
+            walk.push_back(stack.back());
+            stack.pop_back();
+        }
+    }
+    walk.pop_back();  // the closing 0: the walk repeats from its start
+    return walk;
+}
+
+}  // namespace
+
+int rotating_stack(std::uint64_t j, int n) {
+    static std::vector<int> orders[16];
+    if (n < 1 || n > 16) throw std::invalid_argument("rotating_stack: 1 to 16 stacks");
+    auto& order = orders[n - 1];
+    if (order.empty()) order = balanced_order(n);
+    return order[static_cast<std::size_t>(j % order.size())];
 }
 
 }  // namespace bench
