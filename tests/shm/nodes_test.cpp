@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <vector>
 #include <thread>
 #include <time.h>
 
@@ -176,4 +178,61 @@ TEST_CASE("spin busy-polls a node linked over shm and to itself, hears both, the
     before = thread_cpu_ms();
     CHECK_FALSE(quiet.receive(150ms));
     CHECK(thread_cpu_ms() - before < 5.0);
+}
+
+TEST_CASE("a segment named before its node made it: quiet at first, a warning if it stays missing, linked when it comes",
+          "[shm][nodes][retry]") {
+    const std::string segment = "gecko-test-late-" + std::to_string(::getpid());
+    const std::string locator = "shm://" + segment;
+    std::mutex mutex;
+    std::vector<std::pair<gecko::LogLevel, std::string>> said;
+    gecko::set_log_sink([&](gecko::LogLevel level, std::string_view, std::string_view message) {
+        if (message.find(segment) == std::string_view::npos) return;
+        std::lock_guard<std::mutex> lock(mutex);
+        said.emplace_back(level, std::string(message));
+    });
+    struct Restore {
+        ~Restore() { gecko::set_log_sink({}); }
+    } restore;
+    auto lines = [&](gecko::LogLevel level) {
+        std::lock_guard<std::mutex> lock(mutex);
+        std::vector<std::string> out;
+        for (const auto& [l, m] : said)
+            if (l == level) out.push_back(m);
+        return out;
+    };
+
+    auto b = shm_node("late_b");
+    const auto asked = std::chrono::steady_clock::now();
+    b.connect(locator);  // nothing at that name yet
+    // Nodes started together name each other's segments before they exist:
+    // that is no warning at once, only once it has lasted a second.
+    auto warned_at = asked;
+    for (const auto until = asked + 10s; lines(gecko::LogLevel::warn).empty() && std::chrono::steady_clock::now() < until;)
+        std::this_thread::sleep_for(10ms);  // polling the log sink: no event to wait on
+    warned_at = std::chrono::steady_clock::now();
+    const auto warnings = lines(gecko::LogLevel::warn);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warned_at - asked >= 1s);
+    CHECK(warnings.front().find("cannot connect to another node at " + locator) != std::string::npos);
+
+    // The publisher's node comes: the retry links, and says so.
+    gecko::NodeOptions o;
+    o.key = "shmtest";
+    o.name = "late_a";
+    o.discovery = false;
+    o.transports = {"shm"};
+    o.listen = {locator};
+    gecko::Node a(o);
+    auto pub = a.publisher<Int64>("late");
+    auto sub = b.subscriber<Int64>("late");
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
+    pub.publish(Int64{42});
+    auto m = sub.receive(5s);
+    REQUIRE(m);
+    CHECK(m->data == 42);
+    bool linked = false;
+    for (const auto& line : lines(gecko::LogLevel::info)) linked = linked || line.find("after retrying") != std::string::npos;
+    CHECK(linked);
+    CHECK(lines(gecko::LogLevel::warn).size() == 1);  // said once
 }

@@ -156,18 +156,20 @@ void Inbound::connect(const std::vector<std::string>& candidates) {
     if (candidates.empty()) return;
     run([this, candidates] {
         if (connections_.count(candidates.front())) return;
-        if (!try_link(candidates, true)) {
+        std::string refused;
+        if (!try_link(candidates, refused)) {
             // A port that opens nothing yet (a shared-memory segment its node
             // has not created) is tried again, as ZeroMQ retries a connect.
-            retries_.push_back(Retry{candidates, Clock::now() + retry_first, retry_first});
+            const auto now = Clock::now();
+            retries_.push_back(Retry{candidates, now + retry_first, retry_first, now, false});
             has_retries_ = true;
         }
     });
 }
 
-bool Inbound::try_link(const std::vector<std::string>& candidates, bool first_try) {
+bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& refused) {
     const std::string& link = candidates.front();
-    std::string refused;  // why the better candidates could not serve
+    refused.clear();  // why the better candidates could not serve
     for (const auto& locator : candidates) {
         InPort* port = port_for(locator);
         std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
@@ -183,15 +185,10 @@ bool Inbound::try_link(const std::vector<std::string>& candidates, bool first_tr
                              "cannot use " + refused + "; using " + locator +
                                  " instead (said once: later links that fall back the same way are not logged)");
             }
-            if (!first_try) notices_.add(LogLevel::info, "linked", "linked to " + locator + " after retrying");
             return true;
         }
         refused += (refused.empty() ? "" : "; nor ") + locator + " (" + why + ")";
     }
-    // The locators came from another node: say so (once per period), never throw (it is not ours to fix).
-    if (first_try)
-        notices_.add(LogLevel::warn, "unusable locator",
-                     "cannot connect to another node at " + refused + "; trying again every second meanwhile");
     return false;
 }
 
@@ -205,9 +202,20 @@ void Inbound::retry_links(Clock::time_point now) {
             ++it;
             continue;
         }
-        if (try_link(it->candidates, false)) {
+        std::string refused;
+        if (try_link(it->candidates, refused)) {
+            if (it->warned)
+                notices_.add(LogLevel::info, "linked", "linked to " + connections_.at(it->candidates.front()) + " after retrying");
             it = retries_.erase(it);
             continue;
+        }
+        // Nodes started together often name a segment before its node has made
+        // it: only a link still failing after warn_after is worth a warning.
+        // The locators came from another node: say so, never throw (it is not ours to fix).
+        if (!it->warned && now - it->since >= warn_after) {
+            it->warned = true;
+            notices_.add(LogLevel::warn, "unusable locator",
+                         "cannot connect to another node at " + refused + "; trying again every second meanwhile");
         }
         it->interval = std::min(it->interval * 2, retry_max);
         it->at = now + it->interval;

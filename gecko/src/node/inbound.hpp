@@ -112,7 +112,7 @@ private:
     void set_reactor_watch(bool watch);      // reactor thread only
     InPort* port_for(const std::string& locator);
     std::size_t port_index(const std::string& locator) const;  // ports_.size() if none
-    bool try_link(const std::vector<std::string>& candidates, bool first_try);  // io_ held
+    bool try_link(const std::vector<std::string>& candidates, std::string& refused);  // io_ held
     void retry_links(Clock::time_point now);                                   // io_ held
 
     std::vector<std::unique_ptr<InPort>> ports_;
@@ -158,8 +158,10 @@ private:
         std::vector<std::string> candidates;
         Clock::time_point at;
         std::chrono::milliseconds interval;
+        Clock::time_point since;  // the first failure
+        bool warned;              // the failure has been logged
     };
-    static constexpr std::chrono::milliseconds retry_first{100}, retry_max{1000};
+    static constexpr std::chrono::milliseconds retry_first{100}, retry_max{1000}, warn_after{1000};
     std::vector<Retry> retries_;            // io holder only: links none of whose locators opened yet
     std::atomic<bool> has_retries_{false};
     std::atomic<Clock::rep> next_retry_ns_{0};  // when the reactor next hands retry_links() to the io holder
