@@ -548,7 +548,8 @@ class _MessageField(FieldType):
     def __init__(self, cls):
         self.cls = cls
         self.name = cls.__gecko_type__ or cls.__name__
-        self.fast = functools.partial(_fast_message, cls)  # one Python frame less per nested message
+        # The class's generated reader (one Python frame per nested message), else the generic one.
+        self.fast = cls.__dict__.get("__gecko_reader__") or functools.partial(_fast_message, cls)
 
     def default(self):
         return self.cls()
@@ -688,8 +689,11 @@ def define(type_name, fields, class_name=None, doc=None, module=None):
     # cls(**every field) only stores them (make_dataclass, no __post_init__): the
     # fast decode may store them itself. Not inherited (a subclass may do more).
     cls.__gecko_plain__ = True
+    cls.__gecko_reader__ = None
     if _schema_depth(_MessageField(cls)) > MAX_DEPTH:
         cls.__gecko_fast__ = None
+    else:
+        cls.__gecko_reader__ = _make_reader(cls)
     return cls
 
 
@@ -777,6 +781,63 @@ def _fast_message(cls, v):
     return cls(**values)
 
 
+def _bail():
+    raise _Bail
+
+
+def _field_expr(ft, x, consts):
+    """Python source reading the fast-tree value named `x` as field type
+    `ft` does (its fast()), inline where that is a type check; names of
+    what it needs go into `consts`."""
+    c = ft.__class__
+    if c is _Str or c is _Float or c is _Bool or c is _Bytes:
+        py = {_Str: "str", _Float: "float", _Bool: "bool", _Bytes: "bytes"}[c]
+        return "(%s if %s.__class__ is %s else _bail())" % (x, x, py)
+    if c is _Int:
+        return "(%s if %s.__class__ is int and %d <= %s <= %d else _bail())" % (x, x, ft.lo, x, ft.hi)
+    if c is Optional:
+        return "(None if %s is None else %s)" % (x, _field_expr(ft.elem, x, consts))
+    if c is List or c is Array:
+        name = "_e%d" % len(consts)
+        consts[name] = ft.elem.fast  # map() calls it from C: a float's or str's check costs no Python frame
+        size = " and len(%s) == %d" % (x, ft.size) if c is Array else ""
+        return "(list(map(%s, %s)) if %s.__class__ is list%s else _bail())" % (name, x, x, size)
+    name = "_f%d" % len(consts)
+    consts[name] = ft.fast  # a message's generated reader, an enum's lookup, a list's C-level map
+    return "%s(%s)" % (name, x)
+
+
+def _make_reader(cls):
+    """A reader of the fast tree for a plain message class, generated for its
+    fields: when the map holds exactly its fields in wire order (as C++ and
+    this module write them), the pairs are unpacked and each value checked
+    inline, with no Python call per field; anything else takes
+    _fast_message. The same result and the same bail-outs as _fast_message."""
+    specs = cls.__gecko_fields__
+    n = len(specs)
+    if not n or not cls.__dict__.get("__gecko_plain__"):
+        return functools.partial(_fast_message, cls)
+    consts = {"_bail": _bail, "_new": _new, "_cls": cls, "_generic": functools.partial(_fast_message, cls)}
+    pairs = ", ".join("(k%d, x%d)" % (i, i) for i in range(n))
+    keys = " or ".join("k%d != %r" % (i, spec[0]) for i, spec in enumerate(specs))
+    values = ", ".join("%r: %s" % (spec[0], _field_expr(spec[1], "x%d" % i, consts)) for i, spec in enumerate(specs))
+    src = ("def read(v):\n"
+           "    if v.__class__ is not tuple or len(v) != %d:\n"
+           "        return _generic(v)\n"
+           "    try:\n"
+           "        %s%s = v\n"
+           "    except (TypeError, ValueError):\n"
+           "        raise _Bail\n"
+           "    if %s:\n"
+           "        return _generic(v)\n"
+           "    m = _new(_cls)\n"
+           "    m.__dict__ = {%s}\n"
+           "    return m\n") % (n, pairs, "," if n == 1 else "", keys, values)
+    consts["_Bail"] = _Bail
+    exec(compile(src, "<gecko reader of %s>" % (cls.__gecko_type__ or cls.__name__), "exec"), consts)
+    return consts["read"]
+
+
 def _schema_depth(ft, seen=()):
     """How deep arrays and maps nest in a value of field type `ft`, at most."""
     if isinstance(ft, _MessageField):
@@ -805,8 +866,9 @@ def decode(cls, data):
     way (unpack() then read()), which gives the result or the error. A
     schema that nests deeper than MAX_DEPTH is only decoded the exact way."""
     if cls.__gecko_fast__ is not None:
+        read = cls.__dict__.get("__gecko_reader__") or functools.partial(_fast_message, cls)  # not a subclass's base's
         try:
-            return _fast_message(cls, _fast_tree(data))
+            return read(_fast_tree(data))
         except Exception:
             pass
     try:

@@ -129,3 +129,105 @@ def test_dict_form_and_enum_names():
     assert r == click.Reset(direction=click.Direction.answer, answers=3)
     assert message.to_dict(r) == {"direction": "answer", "request_id": 0, "answers": 3}
     assert message.unpack(gecko.encode(Vector3(1, 2, 3))) == {"x": 1.0, "y": 2.0, "z": 3.0}
+
+
+# ---- the generated readers (message._make_reader) against the generic and exact decoders ----
+
+def _message_classes():
+    import importlib
+    import pkgutil
+    import gecko.msgs as pkg
+    seen = {}
+    for mod in [pkg] + [importlib.import_module("gecko.msgs." + m.name) for m in pkgutil.iter_modules(pkg.__path__)]:
+        for v in vars(mod).values():
+            if isinstance(v, type) and issubclass(v, message.Message) and v.__gecko_fields__:
+                seen[id(v)] = v
+    return sorted(seen.values(), key=lambda c: (c.__gecko_type__ or "", c.__name__))
+
+
+def _random_value(ft, rnd, depth=0):
+    c = ft.__class__
+    if c is message._Bool:
+        return rnd.random() < 0.5
+    if c is message._Int:
+        return rnd.choice([ft.lo, ft.hi, 0, rnd.randint(ft.lo, ft.hi)])
+    if c is message._Float:
+        x = rnd.choice([0.0, -1.5, 1e300, rnd.uniform(-1e6, 1e6)])
+        return struct.unpack(">f", struct.pack(">f", min(x, 3e38)))[0] if ft.single else x
+    if c is message._Str:
+        return rnd.choice(["", "a", "joint_1", "é"])
+    if c is message._Bytes:
+        return bytes(rnd.randrange(256) for _ in range(rnd.randrange(4)))
+    if c is message.ByteArray:
+        return bytes(rnd.randrange(256) for _ in range(ft.size))
+    if c is message._EnumField:
+        return rnd.choice(list(ft.cls))
+    if c is message.Optional:
+        return None if rnd.random() < 0.3 or depth > 3 else _random_value(ft.elem, rnd, depth + 1)
+    if c is message.Array:
+        return [_random_value(ft.elem, rnd, depth + 1) for _ in range(ft.size)]
+    if c is message.List:
+        return [_random_value(ft.elem, rnd, depth + 1) for _ in range(0 if depth > 3 else rnd.randrange(3))]
+    if c is message.Map:
+        return {"k%d" % i: _random_value(ft.elem, rnd, depth + 1) for i in range(0 if depth > 3 else rnd.randrange(3))}
+    if c is message._MessageField:
+        return _random_message(ft.cls, rnd, depth + 1)
+    raise AssertionError("no generator for %r" % (ft,))
+
+
+def _random_message(cls, rnd, depth=0):
+    return cls(**{name: _random_value(ft, rnd, depth) for name, ft, _ in cls.__gecko_fields__})
+
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except gecko.DecodeError as e:
+        return ("error", str(e))
+
+
+def _mutations(tree, rnd):
+    """Maps as dicts, as message.unpack gives them: variants that the exact decoder judges."""
+    yield tree
+    if isinstance(tree, dict) and tree:
+        keys = list(tree)
+        yield dict(reversed(list(tree.items())))                       # another order
+        yield {k: v for k, v in tree.items() if k != keys[0]}          # a field missing
+        yield dict(tree, later=[1, {"a": None}])                       # an unknown field
+        k = rnd.choice(keys)
+        v = tree[k]
+        for other in (1, 2.5, "x", b"x", None, [], {}, True, [1.0, "x"], 2 ** 64 - 1, -2 ** 63):
+            if other != v:
+                yield dict(tree, **{k: other})                         # a value of another type or range
+
+
+@pytest.mark.parametrize("cls", _message_classes(), ids=lambda c: c.__gecko_type__ or c.__name__)
+def test_generated_readers_agree_with_the_exact_decoder(cls):
+    import random
+    rnd = random.Random(hash(cls.__name__) & 0xFFFF)
+    assert cls.__gecko_reader__ is not None or cls.__gecko_fast__ is None
+    for _ in range(30):
+        m = _random_message(cls, rnd)
+        data = gecko.encode(m)
+        assert gecko.decode(cls, data) == m
+        assert message.decode(cls, data) == message.from_tree(cls, message.unpack(data))
+        for variant in _mutations(message.unpack(data), rnd):
+            try:
+                vdata = msgpack.packb(variant, use_bin_type=True)
+            except (TypeError, OverflowError):
+                continue
+            fast = _outcome(lambda: gecko.decode(cls, vdata))
+            exact = _outcome(lambda: message.from_tree(cls, message.unpack(vdata)))
+            assert fast == exact, (cls.__name__, variant)
+            if cls.__gecko_reader__ is not None:  # the generated reader and the generic one read the tree alike
+                tree = message._fast_tree(vdata)
+                got = _outcome_any(lambda: cls.__gecko_reader__(tree))
+                generic = _outcome_any(lambda: message._fast_message(cls, tree))
+                assert got == generic, (cls.__name__, variant)
+
+
+def _outcome_any(fn):
+    try:
+        return ("ok", fn())
+    except Exception:
+        return ("bail", None)
