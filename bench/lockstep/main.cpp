@@ -579,6 +579,10 @@ Samples run_once(const Scene& scene, int rounds) {
                 case Path::gecko_spin: break;  // after the rotation
             }
         }
+        // The spin stack's node exists from here (the simulation links to its
+        // request segment now, not on a retry after the rotation); it spins
+        // only while it waits for an answer, after the rotation.
+        GeckoClient spinning(e[kSpinStack], scene, kSpin);
         const int warmup = std::max(20, rounds / 20);
         std::uint64_t j = 0;
         for (int i = 0; i < warmup + rounds; ++i) {
@@ -591,7 +595,6 @@ Samples run_once(const Scene& scene, int rounds) {
         if (iceoryx_run) iceoryx_run->finish(j);
         // The spin stack alone, back to back: both ends spin up to kSpin before
         // they block, and the next request comes within it.
-        GeckoClient spinning(e[kSpinStack], scene, kSpin);
         for (int i = 0; i < warmup + rounds; ++i, ++j) {
             const double us = spinning.step(j);
             if (i >= warmup) samples[kSpinStack].push_back(us);
