@@ -101,6 +101,9 @@ gecko::NodeOptions node_options(const SideOptions& s) {
     if (s.pub_endpoint.empty() && s.sub_endpoint.rfind("shm://", 0) == 0) o.transports = {"shm"};
     o.send_queue = s.send_hwm;
     o.receive_queue = s.recv_hwm;
+    // Sized for the work, as the iceoryx rows' RouDi is (bench/iceoryx.cpp: ~112 MiB of
+    // mempools): 1 MiB and 4 MiB frames in flight to a subscriber that keeps up to 1000.
+    o.shared_memory_size = 128u << 20;
     return o;
 }
 

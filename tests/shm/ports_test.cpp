@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <gecko/node.hpp>
+
 #include "shm_support.hpp"
 
 using namespace std::chrono_literals;
@@ -769,4 +771,82 @@ TEST_CASE("a loan outlives its port: its memory stays mapped until it is gone", 
     p.out.reset();  // the node closed
     std::memset(loan.data, 0x33, 1000);  // still writable (ASan/segfault otherwise)
     CHECK(loan.data[999] == 0x33);
+}
+
+TEST_CASE("a segment's memory stays within PortOptions::memory: pages are reused, given back, then the oldest frames go, counted",
+          "[shm][ports][memory]") {
+    auto o = options(0x5eed, 4 << 20);
+    o.memory = 2 << 20;
+    Pair p(
+        [](shm::Config& c) {
+            c.ring = 64;
+            c.classes = {{256, 32}, {4096, 8}, {(1 << 20) + 4096, 8}};  // 8 MiB of 1 MiB chunks: more than the limit
+            c.huge_count = 0;
+            c.held_divisor = 1;
+        },
+        o);
+    const std::string path = p.dir.path() + "/" + p.out_info().name;
+    auto blocks = [&] {
+        struct stat st {};
+        REQUIRE(::stat(path.c_str(), &st) == 0);
+        return static_cast<std::size_t>(st.st_blocks) * 512;
+    };
+    const auto a = channel("a");
+    p.subscribe_linked(a);
+    CHECK(p.out_info().memory_limit == std::size_t(2 << 20));
+
+    // A subscriber that reads nothing: 300 KiB frames queue up until the limit,
+    // then the oldest queued ones are taken back (counted) and their pages reused.
+    std::size_t dropped = 0;
+    const std::uint32_t sent = 20;
+    for (std::uint32_t i = 1; i <= sent; ++i) {
+        auto f = frame(a, 300 << 10, 0x11, i);
+        const auto r = p.out->send(f);
+        CHECK(r.sent);
+        dropped += r.dropped;
+        CHECK(p.out_info().memory <= std::size_t(2 << 20));
+        CHECK(blocks() <= std::size_t(2 << 20));
+    }
+    CHECK(dropped > 0);
+    CHECK(p.out_info().over_memory == 0);  // nothing dropped that a queued frame could make room for
+    auto frames = p.take_all();
+    CHECK(frames.size() + dropped == sent);
+    REQUIRE_FALSE(frames.empty());
+    for (std::size_t k = 0; k < frames.size(); ++k) CHECK(counter_of(frames[k].data()) == sent - frames.size() + 1 + k);
+
+    // Every chunk with pages held by the subscriber: a frame that needs more is
+    // dropped, counted, and said, without blocking.
+    auto f = frame(a, 300 << 10, 0x22, 100);
+    const auto r = p.out->send(f);
+    CHECK(r.sent);
+    CHECK(r.dropped == 1);
+    CHECK(p.out_info().over_memory == 1);
+    bool said = false;
+    for (const auto& line : p.out_info().notices) said = said || line.find("NodeOptions::shared_memory_size") != std::string::npos;
+    CHECK(said);
+    CHECK(blocks() <= std::size_t(2 << 20));
+
+    // Released, the frames' chunks take new frames again; a smaller class's
+    // first frame gets its pages from idle large chunks given back.
+    frames.clear();
+    auto g = frame(a, 300 << 10, 0x33, 101);
+    CHECK(p.out->send(g).dropped == 0);
+    Frame got;
+    REQUIRE(p.in->take(got));
+    CHECK(counter_of(got.data()) == 101);
+    got.reset();
+    for (std::uint32_t i = 0; i < 8; ++i) {
+        auto small = frame(a, 3000, 0x44, 200 + i);
+        CHECK(p.out->send(small).dropped == 0);
+        REQUIRE(p.in->take(got));
+        CHECK(counter_of(got.data()) == 200 + i);
+        got.reset();
+    }
+    CHECK(p.out_info().memory <= std::size_t(2 << 20));
+    CHECK(blocks() <= std::size_t(2 << 20));
+}
+
+TEST_CASE("a node's default shared memory is at most 8 MiB", "[shm][ports][memory]") {
+    CHECK(gecko::NodeOptions{}.shared_memory_size <= std::size_t(8 << 20));
+    CHECK(PortOptions{}.memory <= std::size_t(8 << 20));
 }

@@ -73,22 +73,32 @@ TEST_CASE("NodeOptions::from_env reads every GECKO_ variable", "[node]") {
 
 TEST_CASE("NodeOptions::from_env reads the shared-memory variables, and refuses what they cannot mean", "[node][shm]") {
     {
-        ScopedEnv env{{"GECKO_SHM", "require"}, {"GECKO_SHM_GROUP", "1"}, {"GECKO_SPIN_US", "25"}};
+        ScopedEnv env{{"GECKO_SHM", "require"}, {"GECKO_SHM_GROUP", "1"}, {"GECKO_SPIN_US", "25"}, {"GECKO_SHM_SIZE", "64M"}};
         const auto o = gecko::NodeOptions::from_env();
         CHECK(o.shared_memory == gecko::NodeOptions::SharedMemory::required);
         CHECK(o.shared_memory_group);
         CHECK(o.spin == std::chrono::microseconds(25));
+        CHECK(o.shared_memory_size == std::size_t(64) << 20);
+    }
+    for (const auto& [value, bytes] : {std::pair<const char*, std::size_t>{"0", 0}, {"1048576", 1 << 20}, {"512K", 512 << 10}, {"1G", 1 << 30}}) {
+        ScopedEnv env{{"GECKO_SHM_SIZE", value}};
+        CHECK(gecko::NodeOptions::from_env().shared_memory_size == bytes);
     }
     {
-        ScopedEnv env{{"GECKO_SHM", nullptr}, {"GECKO_SHM_GROUP", nullptr}, {"GECKO_SPIN_US", nullptr}};
+        ScopedEnv env{{"GECKO_SHM", nullptr}, {"GECKO_SHM_GROUP", nullptr}, {"GECKO_SPIN_US", nullptr}, {"GECKO_SHM_SIZE", nullptr}};
         const auto o = gecko::NodeOptions::from_env();
         CHECK(o.shared_memory == gecko::NodeOptions::SharedMemory::automatic);
         CHECK_FALSE(o.shared_memory_group);
         CHECK(o.spin == std::chrono::microseconds(0));
+        CHECK(o.shared_memory_size == std::size_t(8) << 20);
     }
     for (const auto& [name, value] : {std::pair<const char*, const char*>{"GECKO_SHM", "sometimes"},
                                       {"GECKO_SHM_GROUP", "yes"},
-                                      {"GECKO_SPIN_US", "-3"}}) {
+                                      {"GECKO_SPIN_US", "-3"},
+                                      {"GECKO_SHM_SIZE", "-1"},
+                                      {"GECKO_SHM_SIZE", "8MB"},
+                                      {"GECKO_SHM_SIZE", "lots"},
+                                      {"GECKO_SHM_SIZE", "99999999G"}}) {
         ScopedEnv env{{name, value}};
         CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), Catch::Contains(name));
     }

@@ -78,6 +78,13 @@ struct NodeOptions {
     /// too (mode 0660, not 0600), so that nodes of other users in that group
     /// link over it (GECKO_SHM_GROUP=1). Without it they fall back to ipc.
     bool shared_memory_group = false;
+    /// The most shared memory this node's publishers hold at once, in bytes
+    /// (GECKO_SHM_SIZE, e.g. 64M): the pages of its segment in /dev/shm. Past
+    /// it, idle pages are given back first; then, while subscribers still hold
+    /// the rest, the oldest queued frames are dropped, counted and logged.
+    /// Raise it for large messages (a 4 MiB image stream with subscribers that
+    /// keep a few wants several times 4 MiB); 0: no bound.
+    std::size_t shared_memory_size = 8u << 20;
     /// How long a thread waiting for a message over shared memory keeps
     /// polling before it sleeps (GECKO_SPIN_US); 0 sleeps at once. A bounded
     /// busy-wait: it wins a lockstep exchange when both sides are awake, at
@@ -108,7 +115,8 @@ struct NodeOptions {
 
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
-    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SHM_GROUP, GECKO_SPIN_US.
+    /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SHM_GROUP, GECKO_SHM_SIZE,
+    /// GECKO_SPIN_US.
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 

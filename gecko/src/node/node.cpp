@@ -110,6 +110,18 @@ NodeOptions NodeOptions::from_env() {
         else if (v == "0") o.shared_memory_group = false;
         else checked("GECKO_SHM_GROUP", v, "expected 1 or 0");
     }
+    if (auto v = env("GECKO_SHM_SIZE"); !v.empty()) {
+        // Bytes, or with a binary suffix: 512K, 64M, 1G.
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+        unsigned shift = 0;
+        if (end && *end && end[1] == '\0') shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 64;
+        else if (end && *end) shift = 64;
+        if (errno != 0 || end == v.c_str() || v[0] == '-' || shift == 64 || n > (std::uint64_t{1} << 40) >> shift)
+            checked("GECKO_SHM_SIZE", v, "expected bytes, or with K, M or G (e.g. 64M); 0: no bound");
+        o.shared_memory_size = static_cast<std::size_t>(n << shift);
+    }
     if (auto v = env("GECKO_SPIN_US"); !v.empty()) {
         char* end = nullptr;
         errno = 0;

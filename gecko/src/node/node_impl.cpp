@@ -67,6 +67,7 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.linger = options_.linger;
     po.spin = options_.spin;
     po.group_access = options_.shared_memory_group;
+    po.memory = options_.shared_memory_size;
     po.notice = [this](LogLevel level, const std::string& reason, const std::string& message) {
         notices_.add(level, reason, message);  // queued: the reactor writes it, with no lock held
     };

@@ -214,7 +214,7 @@ struct Mapping {
 class ShmOutPort final : public OutPort {
 public:
     ShmOutPort(const shm::Config& config, const PortOptions& o)
-        : config_(config), notices_(o.notice), mode_(o.group_access ? 0660 : 0600) {
+        : config_(config), notices_(o.notice), mode_(o.group_access ? 0660 : 0600), memory_limit_(o.memory) {
         const std::size_t ring = config.ring ? config.ring
                                              : static_cast<std::size_t>(std::clamp(o.send_queue, 16, 4096));
         std::string why;
@@ -250,6 +250,7 @@ public:
         // /dev/shm is an error here, not a SIGBUS later. Chunks get theirs when
         // first used (back()).
         if (!reserve(0, g.classes[0].offset)) fail("no room for");
+        resident_ = g.classes[0].offset;
         map_->base = ::mmap(nullptr, g.total, PROT_READ | PROT_WRITE, MAP_SHARED, map_->fd, 0);
         if (map_->base == MAP_FAILED) fail("cannot map");
         view_.base = static_cast<std::uint8_t*>(map_->base);
@@ -383,6 +384,9 @@ public:
         out.dropped = dropped_;
         out.reclaimed = reclaimed_;
         out.corrupt = corrupt_;
+        out.memory = resident_;
+        out.memory_limit = memory_limit_;
+        out.over_memory = over_memory_;
     }
 
 private:
@@ -686,10 +690,16 @@ private:
             if (!backed_[c] || loaned_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
             if (pass_ - used_pass_[c] < idle_passes) continue;
             if (view_.desc(c).owners.load(std::memory_order_acquire) != 0) continue;
-            ::fallocate(map_->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(view_.geo.payload_offset(c)),
-                        static_cast<off_t>(backed_[c]));
-            backed_[c] = 0;
+            give_back(c);
         }
+    }
+
+    // Punches chunk c's pages out of the segment: their memory goes back to the system.
+    void give_back(u64 c) {
+        ::fallocate(map_->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(view_.geo.payload_offset(c)),
+                    static_cast<off_t>(backed_[c]));
+        resident_ -= backed_[c];
+        backed_[c] = 0;
     }
 
     // ---- chunks -----------------------------------------------------------------------------
@@ -761,14 +771,54 @@ private:
             if (class_backed_[k]) return true;
             if (!reserve(cl.offset, cl.chunk_size * cl.count)) return false;
             class_backed_[k] = 1;
+            resident_ += cl.chunk_size * cl.count;
             return true;
         }
-        const u64 need = std::min<u64>(cl.chunk_size, (size + shm::page - 1) / shm::page * shm::page);
+        const u64 need = backing(c, size);
         if (backed_[c] >= need) return true;
         if (!reserve(view_.geo.payload_offset(c) + backed_[c], need - backed_[c])) return false;
+        resident_ += need - backed_[c];
         backed_[c] = need;
         return true;
     }
+
+    // The bytes of chunk c a `size`-byte frame needs memory behind (whole pages).
+    u64 backing(u64 c, std::size_t size) const {
+        const auto& cl = view_.geo.classes[view_.geo.class_of(c)];
+        if (cl.chunk_size < shm::page) return class_backed_[view_.geo.class_of(c)] ? 0 : cl.chunk_size * cl.count;
+        return std::min<u64>(cl.chunk_size, (size + shm::page - 1) / shm::page * shm::page);
+    }
+
+    // Whether chunk c can take a `size`-byte frame within PortOptions::memory.
+    bool within_memory(u64 c, std::size_t size) const {
+        if (memory_limit_ == 0) return true;
+        const u64 need = backing(c, size);
+        const u64 more = view_.geo.classes[view_.geo.class_of(c)].chunk_size < shm::page ? need
+                         : need > backed_[c]                                              ? need - backed_[c]
+                                                                                          : 0;
+        return resident_ + more <= memory_limit_;
+    }
+
+    // Chunk c for a `size`-byte frame if that stays within PortOptions::memory;
+    // else a free chunk of its class whose pages are there already; else c once
+    // idle chunks (free, not lent) have given their pages back, least recently
+    // used first. no_chunk if none of that makes room.
+    u64 within_memory_or_other(u64 c, std::size_t size) {
+        if (within_memory(c, size)) return c;
+        const auto& cl = view_.geo.classes[view_.geo.class_of(c)];
+        for (u64 d = cl.first; d < cl.first + cl.count; ++d)
+            if (d != c && backed_[d] >= backing(d, size) && is_free(d)) return d;
+        while (!within_memory(c, size)) {
+            u64 oldest = no_chunk;
+            for (u64 d = 0; d < view_.geo.chunk_total; ++d)
+                if (d != c && backed_[d] && is_free(d) && (oldest == no_chunk || used_pass_[d] < used_pass_[oldest])) oldest = d;
+            if (oldest == no_chunk) return no_chunk;
+            give_back(oldest);
+        }
+        return c;
+    }
+
+    bool is_free(u64 c) const { return !loaned_[c] && view_.desc(c).owners.load(std::memory_order_acquire) == 0; }
 
     u64 take_chunk(u64 c, std::size_t size) {
         if (!back(c, size)) {
@@ -825,7 +875,10 @@ private:
                                  " bytes): dropped");
             return no_chunk;
         }
-        if (const u64 c = find_free(k); c != no_chunk) return take_chunk(c, size);
+        if (u64 c = find_free(k); c != no_chunk) {
+            c = within_memory_or_other(c, size);
+            if (c != no_chunk) return take_chunk(c, size);
+        }
         const u64 cap = g.ring_capacity;
         for (u64 guard = 0; guard < g.slot_count * cap; ++guard) {
             std::size_t best = g.slot_count;
@@ -849,10 +902,22 @@ private:
             s.dropped.fetch_add(1, std::memory_order_relaxed);
             ++result.dropped;
             ++dropped_;
-            if (view_.desc(e).owners.load(std::memory_order_acquire) == 0) return take_chunk(e, size);
+            if (view_.desc(e).owners.load(std::memory_order_acquire) == 0) {
+                if (const u64 c = within_memory_or_other(e, size); c != no_chunk) return take_chunk(c, size);
+            }
         }
         for (std::size_t larger = k + 1; larger < g.class_count; ++larger)
-            if (const u64 c = find_free(larger); c != no_chunk) return take_chunk(c, size);
+            if (u64 c = find_free(larger); c != no_chunk && (c = within_memory_or_other(c, size)) != no_chunk)
+                return take_chunk(c, size);
+        if (memory_limit_ && resident_ + backing(g.classes[k].first, size) > memory_limit_) {
+            ++over_memory_;
+            if (say)
+                notices_.add(LogLevel::warn, "shm memory",
+                             "shared memory " + name_ + ": a " + std::to_string(size) + "-byte frame would take the segment past " +
+                                 std::to_string(memory_limit_ >> 10) + " KiB (NodeOptions::shared_memory_size, "
+                                 "GECKO_SHM_SIZE) while subscribers hold the rest: the frame is dropped; give it more");
+            return no_chunk;
+        }
         if (say)
             notices_.add(LogLevel::warn, "shm pool exhausted",
                          "shared memory " + name_ + ": every chunk for a " + std::to_string(size) +
@@ -909,6 +974,9 @@ private:
     std::vector<PortEvent> events_;
     u64 seen_changes_ = ~u64{0};
     u64 corrupt_slots_ = 0;
+    std::size_t memory_limit_;                   // PortOptions::memory: the most resident_ may be (0: no bound)
+    u64 resident_ = 0;                           // bytes of the segment with memory behind them
+    u64 over_memory_ = 0;                        // frames dropped for memory_limit_
     std::vector<u64> backed_;                    // per chunk: bytes with memory behind them (from its start)
     std::vector<std::uint8_t> class_backed_;     // per class of small chunks: all backed at once
     std::vector<u64> used_pass_;                 // per chunk: the housekeeping pass it was last taken in

@@ -83,6 +83,11 @@ struct PortOptions {
     /// readable and writable by the group too, not only the user: processes
     /// of several users that share a group link over them.
     bool group_access = false;
+    /// The most memory a port's own buffers hold at once, in bytes (shm: the
+    /// pages of its segment in /dev/shm); 0: no bound. Where a frame would go
+    /// past it, the port gives back idle memory first, then treats the frame
+    /// as it treats a full queue: older frames are dropped, counted.
+    std::size_t memory = 8u << 20;
     /// Where a port reports a fault it handled (a link it dropped, a corrupt
     /// or dead peer), for the node's log. Called on the thread using the port,
     /// possibly with the node's locks held: queue it (Notices::add), never log
