@@ -157,19 +157,23 @@ void Inbound::connect(const std::vector<std::string>& candidates) {
     run([this, candidates] {
         if (connections_.count(candidates.front())) return;
         std::string refused;
-        if (!try_link(candidates, refused)) {
+        bool later = false;
+        if (!try_link(candidates, refused, later)) {
             // A port that opens nothing yet (a shared-memory segment its node
             // has not created) is tried again, as ZeroMQ retries a connect.
+            // Said at once unless every candidate may still open (below).
             const auto now = Clock::now();
-            retries_.push_back(Retry{candidates, now + retry_first, retry_first, now, false});
+            retries_.push_back(Retry{candidates, now + retry_first, retry_first, now, !later});
             has_retries_ = true;
+            if (!later) warn_unusable(refused);
         }
     });
 }
 
-bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& refused) {
+bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later) {
     const std::string& link = candidates.front();
     refused.clear();  // why the better candidates could not serve
+    later = true;     // every candidate may still open
     for (const auto& locator : candidates) {
         InPort* port = port_for(locator);
         std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
@@ -188,8 +192,15 @@ bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& 
             return true;
         }
         refused += (refused.empty() ? "" : "; nor ") + locator + " (" + why + ")";
+        later = later && port && port->may_open_later(locator);
     }
     return false;
+}
+
+// The locators came from another node: say so, never throw (it is not ours to fix).
+void Inbound::warn_unusable(const std::string& refused) {
+    notices_.add(LogLevel::warn, "unusable locator",
+                 "cannot connect to another node at " + refused + "; trying again every second meanwhile");
 }
 
 void Inbound::retry_links(Clock::time_point now) {
@@ -203,7 +214,8 @@ void Inbound::retry_links(Clock::time_point now) {
             continue;
         }
         std::string refused;
-        if (try_link(it->candidates, refused)) {
+        bool later = false;
+        if (try_link(it->candidates, refused, later)) {
             if (it->warned)
                 notices_.add(LogLevel::info, "linked", "linked to " + connections_.at(it->candidates.front()) + " after retrying");
             it = retries_.erase(it);
@@ -211,11 +223,9 @@ void Inbound::retry_links(Clock::time_point now) {
         }
         // Nodes started together often name a segment before its node has made
         // it: only a link still failing after warn_after is worth a warning.
-        // The locators came from another node: say so, never throw (it is not ours to fix).
         if (!it->warned && now - it->since >= warn_after) {
             it->warned = true;
-            notices_.add(LogLevel::warn, "unusable locator",
-                         "cannot connect to another node at " + refused + "; trying again every second meanwhile");
+            warn_unusable(refused);
         }
         it->interval = std::min(it->interval * 2, retry_max);
         it->at = now + it->interval;

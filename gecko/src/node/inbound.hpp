@@ -112,7 +112,8 @@ private:
     void set_reactor_watch(bool watch);      // reactor thread only
     InPort* port_for(const std::string& locator);
     std::size_t port_index(const std::string& locator) const;  // ports_.size() if none
-    bool try_link(const std::vector<std::string>& candidates, std::string& refused);  // io_ held
+    bool try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later);  // io_ held
+    void warn_unusable(const std::string& refused);
     void retry_links(Clock::time_point now);                                   // io_ held
 
     std::vector<std::unique_ptr<InPort>> ports_;
@@ -159,7 +160,7 @@ private:
         Clock::time_point at;
         std::chrono::milliseconds interval;
         Clock::time_point since;  // the first failure
-        bool warned;              // the failure has been logged
+        bool warned;              // the failure has been logged (at once, unless it may open later)
     };
     static constexpr std::chrono::milliseconds retry_first{100}, retry_max{1000}, warn_after{1000};
     std::vector<Retry> retries_;            // io holder only: links none of whose locators opened yet

@@ -152,6 +152,8 @@ public:
         }
     }
 
+    bool may_open_later(const std::string& locator) const override { return scheme_of(locator) == "mem"; }
+
     bool connect(const std::string& locator, std::string& why) override {
         std::lock_guard<std::mutex> lock(registry().mutex);
         const auto it = registry().out_ports.find(locator);

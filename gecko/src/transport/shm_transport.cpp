@@ -1104,6 +1104,12 @@ public:
         for (Link* l : links_) leave(*l);
     }
 
+    bool may_open_later(const std::string& locator) const override {
+        if (scheme_of(locator) != "shm" || !shm::valid_name(locator.substr(6))) return false;
+        struct stat st {};
+        return ::stat((config_.directory + "/" + locator.substr(6)).c_str(), &st) != 0 && errno == ENOENT;
+    }
+
     bool connect(const std::string& locator, std::string& why) override {
         if (scheme_of(locator) != "shm") {
             why = "not a shared-memory locator";

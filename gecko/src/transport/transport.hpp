@@ -139,6 +139,10 @@ public:
     /// Connects to another node's OutPort. A locator that cannot be used is
     /// not an exception (it came from a peer): false, with the reason in `why`.
     virtual bool connect(const std::string& locator, std::string& why) = 0;
+    /// After connect() failed: whether `locator` is well formed and may open
+    /// later (a shared-memory segment its node has not made yet), so that the
+    /// node retries it quietly for a while rather than warn at once.
+    virtual bool may_open_later(const std::string& /*locator*/) const { return false; }
     virtual void disconnect(const std::string& locator) = 0;
     virtual void subscribe(const Interest& interest) = 0;
     virtual void unsubscribe(const Interest& interest) = 0;
