@@ -25,12 +25,13 @@ using gecko::msgs::String;
 
 namespace {
 
-gecko::Node shm_node(const std::string& name) {
+gecko::Node shm_node(const std::string& name, const std::string& listen = {}) {
     gecko::NodeOptions o;
     o.key = "shmtest";
     o.name = name;
     o.discovery = false;
     o.transports = {"shm"};
+    if (!listen.empty()) o.listen = {listen};
     return gecko::Node(o);
 }
 
@@ -217,13 +218,7 @@ TEST_CASE("a segment named before its node made it: quiet at first, a warning if
     CHECK(warnings.front().find("cannot connect to another node at " + locator) != std::string::npos);
 
     // The publisher's node comes: the retry links, and says so.
-    gecko::NodeOptions o;
-    o.key = "shmtest";
-    o.name = "late_a";
-    o.discovery = false;
-    o.transports = {"shm"};
-    o.listen = {locator};
-    gecko::Node a(o);
+    auto a = shm_node("late_a", locator);
     auto pub = a.publisher<Int64>("late");
     auto sub = b.subscriber<Int64>("late");
     REQUIRE(pub.wait_for_subscribers(1, 10s));
