@@ -127,9 +127,9 @@ public:
     /// (edge-triggered: after it fires, drain until events_pending() is false).
     virtual int event_fd() const = 0;
     /// Housekeeping that may take a while, such as removing what killed
-    /// processes left in a shared directory. The node calls it once from its
-    /// reactor, shortly after it is up: never on the constructor's path, which
-    /// a new subscriber's time to first message includes.
+    /// processes left in a shared directory. The node calls it from its
+    /// reactor shortly after it is up (never on the constructor's path, which
+    /// a new subscriber's time to first message includes), then every 10 minutes.
     virtual void tidy() {}
 };
 
