@@ -156,6 +156,13 @@ void Inbound::connect(const std::vector<std::string>& candidates) {
     if (candidates.empty()) return;
     run([this, candidates] {
         if (connections_.count(candidates.front())) return;
+        // Already being retried (discovery pushes a peer set again with every
+        // change and heartbeat): one retry per link, not one per push.
+        for (auto& r : retries_)
+            if (r.candidates.front() == candidates.front()) {
+                r.candidates = candidates;
+                return;
+            }
         std::string refused;
         bool later = false;
         if (!try_link(candidates, refused, later)) {
