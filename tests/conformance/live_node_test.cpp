@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "add_types.hpp"
@@ -255,6 +256,53 @@ TEST_CASE("a live node sends its adds behind its first hello, and as it makes en
     REQUIRE(hb);
     CHECK(hb->at("n") == 2);
     CHECK(std::count(before_hb.begin(), before_hb.end(), "add") == 0);
+}
+
+TEST_CASE("a node warns, once per period, that its core sent what it cannot read, counts it, and keeps going",
+          "[conformance][live][node][malformed]") {
+    std::mutex mutex;
+    std::vector<std::string> warnings;
+    gecko::set_log_sink([&](gecko::LogLevel level, std::string_view, std::string_view message) {
+        if (level != gecko::LogLevel::warn || message.find("cannot read") == std::string_view::npos) return;
+        std::lock_guard<std::mutex> lock(mutex);
+        warnings.emplace_back(message);
+    });
+    struct Restore {
+        ~Restore() { gecko::set_log_sink({}); }
+    } restore;
+    FakeCore fake;
+    auto options = node_options("reader");
+    options.discovery = true;
+    options.multicast_enabled = false;
+    options.core = fake.endpoint();
+    gecko::Node node(options);
+    auto pub = node.raw_publisher(c::topic, c::string_type);
+    REQUIRE(fake.next("hello"));
+    fake.answer(lv::vector_bytes("discovery.welcome"));
+    // Not msgpack, and a peers message without its peers: five of each.
+    gecko::discovery::Writer broken("peers", 2);
+    broken.kv("instance", c::core_instance);
+    broken.kv("id", pub.id());
+    const Bytes peers(reinterpret_cast<const std::uint8_t*>(broken.data()),
+                      reinterpret_cast<const std::uint8_t*>(broken.data()) + broken.size());
+    for (int i = 0; i < 5; ++i) {
+        fake.answer(Bytes{0xc1, 0x00});
+        fake.answer(peers);
+    }
+    // The node goes on: its next heartbeat comes (and is answered by fake.next).
+    REQUIRE(fake.next("hb"));
+    std::vector<std::string> said;
+    for (const auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            said = warnings;
+        }
+        if (!said.empty()) break;
+        std::this_thread::sleep_for(10ms);  // polling the log sink: no event to wait on
+    }
+    REQUIRE(said.size() == 1);  // ten messages, one line per period
+    CHECK(said.front().find("geckocore at " + fake.endpoint()) != std::string::npos);
+    CHECK(said.front().find("another version of Gecko") != std::string::npos);
 }
 
 TEST_CASE("a live node announces its subscribers, servers and clients as the vectors show", "[conformance][live][announcements]") {

@@ -130,6 +130,16 @@ struct DiscoveryClient::Impl {
     bool door_warned = false;
     bool ever_acked = false;
     std::uint64_t malformed = 0;
+    LogLimiter malformed_said;  // one warning per 10 s, with how many more
+    // A message from the core we cannot read: counted, said (rate-limited), ignored.
+    void on_malformed(const std::string& what) {
+        ++malformed;
+        std::string more;
+        if (malformed_said.admit("malformed", LogLimiter::Clock::now(), &more))
+            log.warn("discovery: ignored a message from geckocore at " + core_endpoint + " that this node cannot read (" +
+                     what + ")" + more + "; " + std::to_string(malformed) +
+                     " so far. Is the core another version of Gecko?");
+    }
     std::pair<std::uint64_t, std::uint64_t> last_hb{};  // what our last hb said: entity count, digest
 
     void post(std::function<void()> f) { reactor->post(std::move(f)); }
@@ -309,7 +319,7 @@ void DiscoveryClient::Impl::on_peers(const wire::Value& root) {
     const auto id = discovery::get_u64(root, "id");
     const auto list = discovery::find(root, "peers");
     if (!id || !list || list->type() != wire::Type::array) {
-        ++malformed;
+        on_malformed("a 'peers' without an id or a peers array");
         return;
     }
     if (registrations.find(*id) == registrations.end()) return;  // removed meanwhile
@@ -343,8 +353,7 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
     std::string why;
     auto m = discovery::Message::parse(static_cast<const char*>(msg.data()), msg.size(), &why);
     if (!m) {
-        ++malformed;
-        log.debug("discovery: ignored malformed message from the core: " + why);
+        on_malformed(why);
         return;
     }
     last_rx = now;
@@ -458,7 +467,7 @@ void DiscoveryClient::Impl::on_graph(const wire::Value& root) {
     const auto event = discovery::get_str(root, "event").value_or("");
     const auto name = discovery::get_str(root, "name");
     if (!name || (event != "appeared" && event != "gone")) {
-        ++malformed;
+        on_malformed("a 'graph' event without a name, or neither appeared nor gone");
         return;
     }
     graph_callback(event == "appeared", discovery::get_bool(root, "service", false), *name,
@@ -472,7 +481,7 @@ void DiscoveryClient::Impl::on_redirect(const wire::Value& root, Clock::time_poi
     if (door.empty() || core_endpoint != door) return;  // only the door we asked redirects us
     const auto target = net::redirect_target(root, door);
     if (!target) {
-        ++malformed;
+        on_malformed("a 'redirect' without a usable endpoint");
         return;
     }
     if (target->loopback_only) {
