@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "gecko/error.hpp"
 #include "gecko/net/finder.hpp"
@@ -74,6 +75,18 @@ std::string check_multicast(const std::string& v) {
     return parse_multicast(v, g, p);
 }
 
+// Bytes, or with a binary suffix (512K, 64M, 1G); at most 1 TiB.
+std::optional<std::size_t> parse_bytes(const std::string& v) {
+    if (v.empty() || v[0] < '0' || v[0] > '9') return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    const std::string suffix(end);
+    const unsigned shift = suffix.empty() ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : 64;
+    if (errno != 0 || shift == 64 || n > (std::uint64_t{1} << 40) >> shift) return std::nullopt;
+    return static_cast<std::size_t>(n << shift);
+}
+
 std::string check_transports(const std::string& v) {
     for (const auto& t : split(v))
         if (!detail::transport_for(t)) return "unknown transport '" + t + "' (known: " + detail::known_schemes() + ")";
@@ -111,16 +124,9 @@ NodeOptions NodeOptions::from_env() {
         else checked("GECKO_SHM_GROUP", v, "expected 1 or 0");
     }
     if (auto v = env("GECKO_SHM_SIZE"); !v.empty()) {
-        // Bytes, or with a binary suffix: 512K, 64M, 1G.
-        char* end = nullptr;
-        errno = 0;
-        const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-        unsigned shift = 0;
-        if (end && *end && end[1] == '\0') shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 64;
-        else if (end && *end) shift = 64;
-        if (errno != 0 || end == v.c_str() || v[0] == '-' || shift == 64 || n > (std::uint64_t{1} << 40) >> shift)
-            checked("GECKO_SHM_SIZE", v, "expected bytes, or with K, M or G (e.g. 64M); 0: no bound");
-        o.shared_memory_size = static_cast<std::size_t>(n << shift);
+        const auto bytes = parse_bytes(v);
+        if (!bytes) checked("GECKO_SHM_SIZE", v, "expected bytes, or with K, M or G (e.g. 64M); 0: no bound");
+        o.shared_memory_size = *bytes;
     }
     if (auto v = env("GECKO_SPIN_US"); !v.empty()) {
         char* end = nullptr;
