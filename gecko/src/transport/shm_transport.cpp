@@ -377,7 +377,7 @@ public:
         out.chunks = view_.geo.chunk_total;
         out.chunks_free = 0;
         for (u64 c = 0; c < view_.geo.chunk_total; ++c)
-            if (!loaned_[c] && view_.desc(c).owners.load(std::memory_order_acquire) == 0) ++out.chunks_free;
+            if (is_free(c)) ++out.chunks_free;
         out.subscribers = 0;
         for (std::size_t i = 0; i < view_.geo.slot_count; ++i)
             if (shm::state_of(view_.slot(i).state.load(std::memory_order_acquire)) != shm::slot_free) ++out.subscribers;
@@ -691,9 +691,8 @@ private:
         const u64 idle_passes = std::max<u64>(
             1, static_cast<u64>(config_.release_after.count() / std::max<long long>(1, config_.check_interval.count())));
         for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
-            if (!backed_[c] || loaned_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
-            if (pass_ - used_pass_[c] < idle_passes) continue;
-            if (view_.desc(c).owners.load(std::memory_order_acquire) != 0) continue;
+            if (!backed_[c] || view_.geo.classes[view_.geo.class_of(c)].chunk_size < config_.lazy_from) continue;
+            if (pass_ - used_pass_[c] < idle_passes || !is_free(c)) continue;
             give_back(c);
         }
     }
@@ -796,11 +795,8 @@ private:
     // Whether chunk c can take a `size`-byte frame within PortOptions::memory.
     bool within_memory(u64 c, std::size_t size) const {
         if (memory_limit_ == 0) return true;
-        const u64 need = backing(c, size);
-        const u64 more = view_.geo.classes[view_.geo.class_of(c)].chunk_size < shm::page ? need
-                         : need > backed_[c]                                              ? need - backed_[c]
-                                                                                          : 0;
-        return resident_ + more <= memory_limit_;
+        const u64 need = backing(c, size);  // backed_ of a small class's chunk is 0: its whole class, or 0 once there
+        return resident_ + (need > backed_[c] ? need - backed_[c] : 0) <= memory_limit_;
     }
 
     // Chunk c for a `size`-byte frame if that stays within PortOptions::memory;
@@ -843,7 +839,7 @@ private:
         const auto& cl = view_.geo.classes[k];
         for (std::size_t n = 1; n <= recent_[k].size() && n <= recent_at_[k]; ++n) {
             const u64 c = recent_[k][(recent_at_[k] - n) % recent_[k].size()];
-            if (!loaned_[c] && view_.desc(c).owners.load(std::memory_order_acquire) == 0) return c;
+            if (is_free(c)) return c;
         }
         // A class whose last look found every chunk queued or held (a
         // subscriber behind): look at the next 16 chunks only (each look
@@ -854,7 +850,7 @@ private:
         const u64 budget = starved_[k] % 32 != 0 ? std::min<u64>(cl.count, 16) : cl.count;
         for (u64 n = 0; n < budget; ++n) {
             const u64 idx = (cursor_[k] + n) % cl.count;
-            if (!loaned_[cl.first + idx] && view_.desc(cl.first + idx).owners.load(std::memory_order_acquire) == 0) {
+            if (is_free(cl.first + idx)) {
                 cursor_[k] = idx + 1;
                 starved_[k] = 0;
                 return cl.first + idx;
