@@ -808,16 +808,18 @@ def _field_expr(ft, x, consts):
 
 
 def _make_reader(cls):
-    """A reader of the fast tree for a plain message class, generated for its
-    fields: when the map holds exactly its fields in wire order (as C++ and
+    """A reader of the fast tree for a plain message class (define() makes
+    only such), generated for its fields: when the map holds exactly its
+    fields in wire order (as C++ and
     this module write them), the pairs are unpacked and each value checked
     inline, with no Python call per field; anything else takes
     _fast_message. The same result and the same bail-outs as _fast_message."""
     specs = cls.__gecko_fields__
     n = len(specs)
-    if not n or not cls.__dict__.get("__gecko_plain__"):
+    if not n:
         return functools.partial(_fast_message, cls)
-    consts = {"_bail": _bail, "_new": _new, "_cls": cls, "_generic": functools.partial(_fast_message, cls)}
+    consts = {"_bail": _bail, "_Bail": _Bail, "_new": _new, "_cls": cls,
+              "_generic": functools.partial(_fast_message, cls)}
     pairs = ", ".join("(k%d, x%d)" % (i, i) for i in range(n))
     keys = " or ".join("k%d != %r" % (i, spec[0]) for i, spec in enumerate(specs))
     values = ", ".join("%r: %s" % (spec[0], _field_expr(spec[1], "x%d" % i, consts)) for i, spec in enumerate(specs))
@@ -833,7 +835,6 @@ def _make_reader(cls):
            "    m = _new(_cls)\n"
            "    m.__dict__ = {%s}\n"
            "    return m\n") % (n, pairs, "," if n == 1 else "", keys, values)
-    consts["_Bail"] = _Bail
     exec(compile(src, "<gecko reader of %s>" % (cls.__gecko_type__ or cls.__name__), "exec"), consts)
     return consts["read"]
 
@@ -866,9 +867,10 @@ def decode(cls, data):
     way (unpack() then read()), which gives the result or the error. A
     schema that nests deeper than MAX_DEPTH is only decoded the exact way."""
     if cls.__gecko_fast__ is not None:
-        read = cls.__dict__.get("__gecko_reader__") or functools.partial(_fast_message, cls)  # not a subclass's base's
+        read = cls.__dict__.get("__gecko_reader__")  # the class's own, never a base's (a subclass may do more)
         try:
-            return read(_fast_tree(data))
+            tree = _fast_tree(data)
+            return read(tree) if read else _fast_message(cls, tree)
         except Exception:
             pass
     try:
