@@ -309,9 +309,6 @@ std::string describe_machine() {
            ", load average " + a + " " + b + " " + c;
 }
 
-}  // namespace bench
-
-namespace bench {
 namespace {
 
 // Hierholzer's walk over the complete directed graph on n vertices: every
