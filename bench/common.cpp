@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -338,10 +339,13 @@ std::vector<int> balanced_order(int n) {
 }  // namespace
 
 int rotating_stack(std::uint64_t j, int n) {
-    static std::vector<int> orders[16];
+    static const auto orders = [] {  // built once (thread-safe), 16 short walks
+        std::array<std::vector<int>, 16> a;
+        for (int k = 1; k <= 16; ++k) a[static_cast<std::size_t>(k - 1)] = balanced_order(k);
+        return a;
+    }();
     if (n < 1 || n > 16) throw std::invalid_argument("rotating_stack: 1 to 16 stacks");
-    auto& order = orders[n - 1];
-    if (order.empty()) order = balanced_order(n);
+    const auto& order = orders[static_cast<std::size_t>(n - 1)];
     return order[static_cast<std::size_t>(j % order.size())];
 }
 
