@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -87,9 +88,28 @@ struct FakeCore {
         core.bind("tcp://127.0.0.1:*");
     }
     std::string endpoint() { return core.get(zmq::sockopt::last_endpoint); }
+    /// Options for a node (node_options) that finds this core, by address only.
+    gecko::NodeOptions node(const char* name) {
+        auto o = node_options(name);
+        o.discovery = true;
+        o.multicast_enabled = false;  // "use" the explicit core: straight to hello, no UDP
+        o.core = endpoint();
+        return o;
+    }
+    static Bytes bytes_of(const gecko::discovery::Writer& w) {
+        return Bytes(reinterpret_cast<const std::uint8_t*>(w.data()), reinterpret_cast<const std::uint8_t*>(w.data()) + w.size());
+    }
     void answer(const Bytes& b) {
         core.send(zmq::buffer(routing), zmq::send_flags::sndmore);
         core.send(zmq::const_buffer(b.data(), b.size()), zmq::send_flags::none);
+    }
+    /// Answers a heartbeat with the node's own view, as a core that agrees.
+    void answer_hb(const Json& hb) {
+        gecko::discovery::Writer w("hb", 3);
+        w.kv("instance", c::core_instance);
+        w.kv("n", hb.at("n").get<std::uint64_t>());
+        w.kv("digest", hb.at("digest").get<std::uint64_t>());
+        answer(bytes_of(w));
     }
     // The next message of type `t` the node sends (others it sends on the way
     // go to `skipped`). Heartbeats met on the way are answered with the node's
@@ -105,14 +125,7 @@ struct FakeCore {
             Json j = lv::as_json(*body);
             if (j.at("t") == t) return j;
             if (skipped) skipped->push_back(j.at("t").get<std::string>());
-            if (j.at("t") == "hb") {
-                gecko::discovery::Writer w("hb", 3);
-                w.kv("instance", c::core_instance);
-                w.kv("n", j.at("n").get<std::uint64_t>());
-                w.kv("digest", j.at("digest").get<std::uint64_t>());
-                answer(Bytes(reinterpret_cast<const std::uint8_t*>(w.data()),
-                             reinterpret_cast<const std::uint8_t*>(w.data()) + w.size()));
-            }
+            if (j.at("t") == "hb") answer_hb(j);
         }
         return std::nullopt;
     }
@@ -157,11 +170,7 @@ TEST_CASE("a live node's discovery messages are the vectors' messages, field for
     auto next = [&](const std::string& t) { return fake.next(t); };
     const std::set<std::string> node_varies{"s", "secret", "host", "hostid", "pid", "pidns", "locators"};
 
-    auto options = node_options("talker");
-    options.discovery = true;
-    options.multicast_enabled = false;  // "use" the explicit core: straight to hello, no UDP
-    options.core = fake.endpoint();
-    auto node = std::make_unique<gecko::Node>(options);
+    auto node = std::make_unique<gecko::Node>(fake.node("talker"));
 
     const auto hello = next("hello");
     REQUIRE(hello);
@@ -233,11 +242,7 @@ TEST_CASE("a live node's discovery messages are the vectors' messages, field for
 TEST_CASE("a live node sends its adds behind its first hello, and as it makes entities until the welcome, once",
           "[conformance][live][node]") {
     FakeCore fake;
-    auto options = node_options("early");
-    options.discovery = true;
-    options.multicast_enabled = false;
-    options.core = fake.endpoint();
-    gecko::Node node(options);
+    gecko::Node node(fake.node("early"));
     auto a = node.raw_publisher(c::topic, c::string_type);
     REQUIRE(fake.next("hello"));
     // Before any welcome: the publisher made before or just after the hello...
@@ -261,21 +266,19 @@ TEST_CASE("a live node sends its adds behind its first hello, and as it makes en
 TEST_CASE("a node warns, once per period, that its core sent what it cannot read, counts it, and keeps going",
           "[conformance][live][node][malformed]") {
     std::mutex mutex;
+    std::condition_variable said;
     std::vector<std::string> warnings;
     gecko::set_log_sink([&](gecko::LogLevel level, std::string_view, std::string_view message) {
         if (level != gecko::LogLevel::warn || message.find("cannot read") == std::string_view::npos) return;
         std::lock_guard<std::mutex> lock(mutex);
         warnings.emplace_back(message);
+        said.notify_all();
     });
     struct Restore {
         ~Restore() { gecko::set_log_sink({}); }
     } restore;
     FakeCore fake;
-    auto options = node_options("reader");
-    options.discovery = true;
-    options.multicast_enabled = false;
-    options.core = fake.endpoint();
-    gecko::Node node(options);
+    gecko::Node node(fake.node("reader"));
     auto pub = node.raw_publisher(c::topic, c::string_type);
     REQUIRE(fake.next("hello"));
     fake.answer(lv::vector_bytes("discovery.welcome"));
@@ -283,26 +286,24 @@ TEST_CASE("a node warns, once per period, that its core sent what it cannot read
     gecko::discovery::Writer broken("peers", 2);
     broken.kv("instance", c::core_instance);
     broken.kv("id", pub.id());
-    const Bytes peers(reinterpret_cast<const std::uint8_t*>(broken.data()),
-                      reinterpret_cast<const std::uint8_t*>(broken.data()) + broken.size());
     for (int i = 0; i < 5; ++i) {
         fake.answer(Bytes{0xc1, 0x00});
-        fake.answer(peers);
+        fake.answer(FakeCore::bytes_of(broken));
     }
-    // The node goes on: its next heartbeat comes (and is answered by fake.next).
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        REQUIRE(said.wait_for(lock, 10s, [&] { return !warnings.empty(); }));
+    }
+    // The node goes on: it heartbeats, and a heartbeat later (the ten long
+    // read) it has still said it once.
+    const auto hb = fake.next("hb");
+    REQUIRE(hb);
+    fake.answer_hb(*hb);
     REQUIRE(fake.next("hb"));
-    std::vector<std::string> said;
-    for (const auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            said = warnings;
-        }
-        if (!said.empty()) break;
-        std::this_thread::sleep_for(10ms);  // polling the log sink: no event to wait on
-    }
-    REQUIRE(said.size() == 1);  // ten messages, one line per period
-    CHECK(said.front().find("geckocore at " + fake.endpoint()) != std::string::npos);
-    CHECK(said.front().find("another version of Gecko") != std::string::npos);
+    std::lock_guard<std::mutex> lock(mutex);
+    REQUIRE(warnings.size() == 1);  // ten messages, one line per period
+    CHECK(warnings.front().find("geckocore at " + fake.endpoint()) != std::string::npos);
+    CHECK(warnings.front().find("another version of Gecko") != std::string::npos);
 }
 
 TEST_CASE("a live node announces its subscribers, servers and clients as the vectors show", "[conformance][live][announcements]") {
