@@ -9,7 +9,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -36,6 +38,15 @@ gecko::Node shm_node(const std::string& name, const std::string& listen = {}) {
 }
 
 bool in_dev_shm(const std::string& locator) { return std::filesystem::exists("/dev/shm/" + locator.substr(6)); }
+
+// `pub` has `subscribers` subscribers, and `value` published reaches `sub`.
+void check_carries(gecko::Publisher<Int64>& pub, std::size_t subscribers, gecko::Subscriber<Int64>& sub, std::int64_t value) {
+    REQUIRE(pub.wait_for_subscribers(subscribers, 10s));
+    pub.publish(Int64{value});
+    auto m = sub.receive(5s);
+    REQUIRE(m);
+    CHECK(m->data == value);
+}
 
 }  // namespace
 
@@ -77,11 +88,7 @@ TEST_CASE("two nodes over shm only exchange typed messages both ways", "[shm][no
 
         // A node hears its own publisher through its link to itself (over shm).
         auto self = a.subscriber<Int64>("numbers");
-        REQUIRE(pub.wait_for_subscribers(2, 5s));
-        pub.publish(Int64{1000});
-        auto mine = self.receive(2s);
-        REQUIRE(mine);
-        CHECK(mine->data == 1000);
+        check_carries(pub, 2, self, 1000);
     }
     // Clean close: their segments are gone.
     CHECK_FALSE(in_dev_shm(la));
@@ -186,21 +193,32 @@ TEST_CASE("a segment named before its node made it: quiet at first, a warning if
     const std::string segment = "gecko-test-late-" + std::to_string(::getpid());
     const std::string locator = "shm://" + segment;
     std::mutex mutex;
+    std::condition_variable logged;
     std::vector<std::pair<gecko::LogLevel, std::string>> said;
     gecko::set_log_sink([&](gecko::LogLevel level, std::string_view, std::string_view message) {
         if (message.find(segment) == std::string_view::npos) return;
         std::lock_guard<std::mutex> lock(mutex);
         said.emplace_back(level, std::string(message));
+        logged.notify_all();
     });
     struct Restore {
         ~Restore() { gecko::set_log_sink({}); }
     } restore;
-    auto lines = [&](gecko::LogLevel level) {
-        std::lock_guard<std::mutex> lock(mutex);
-        std::vector<std::string> out;
-        for (const auto& [l, m] : said)
-            if (l == level) out.push_back(m);
-        return out;
+    // The lines of `level` logged so far, once there is one containing `text` (or 10 s passed).
+    auto lines_once = [&](gecko::LogLevel level, const std::string& text) {
+        std::unique_lock<std::mutex> lock(mutex);
+        auto matching = [&] {
+            std::vector<std::string> out;
+            for (const auto& [l, m] : said)
+                if (l == level) out.push_back(m);
+            return out;
+        };
+        logged.wait_for(lock, 10s, [&] {
+            for (const auto& m : matching())
+                if (m.find(text) != std::string::npos) return true;
+            return false;
+        });
+        return matching();
     };
 
     auto b = shm_node("late_b");
@@ -208,26 +226,17 @@ TEST_CASE("a segment named before its node made it: quiet at first, a warning if
     b.connect(locator);  // nothing at that name yet
     // Nodes started together name each other's segments before they exist:
     // that is no warning at once, only once it has lasted a second.
-    auto warned_at = asked;
-    for (const auto until = asked + 10s; lines(gecko::LogLevel::warn).empty() && std::chrono::steady_clock::now() < until;)
-        std::this_thread::sleep_for(10ms);  // polling the log sink: no event to wait on
-    warned_at = std::chrono::steady_clock::now();
-    const auto warnings = lines(gecko::LogLevel::warn);
+    const auto warnings = lines_once(gecko::LogLevel::warn, "cannot connect to another node at " + locator);
     REQUIRE(warnings.size() == 1);
-    CHECK(warned_at - asked >= 1s);
+    CHECK(std::chrono::steady_clock::now() - asked >= 1s);
     CHECK(warnings.front().find("cannot connect to another node at " + locator) != std::string::npos);
 
-    // The publisher's node comes: the retry links, and says so.
+    // The publisher's node comes: the retry links, and says so, once.
     auto a = shm_node("late_a", locator);
     auto pub = a.publisher<Int64>("late");
     auto sub = b.subscriber<Int64>("late");
-    REQUIRE(pub.wait_for_subscribers(1, 10s));
-    pub.publish(Int64{42});
-    auto m = sub.receive(5s);
-    REQUIRE(m);
-    CHECK(m->data == 42);
-    bool linked = false;
-    for (const auto& line : lines(gecko::LogLevel::info)) linked = linked || line.find("after retrying") != std::string::npos;
-    CHECK(linked);
-    CHECK(lines(gecko::LogLevel::warn).size() == 1);  // said once
+    check_carries(pub, 1, sub, 42);
+    const auto infos = lines_once(gecko::LogLevel::info, "after retrying");
+    CHECK(std::any_of(infos.begin(), infos.end(), [](const std::string& m) { return m.find("after retrying") != std::string::npos; }));
+    CHECK(lines_once(gecko::LogLevel::warn, "").size() == 1);  // said once
 }
