@@ -123,7 +123,7 @@ def child_gecko_pub(key, core, seconds):
 
 # ---- measurements ----
 
-def lockstep(bin_dir, steps):
+def lockstep(bin_dir, steps, spin_us=None):
     key = "pybench_ls_%d" % os.getpid()
     core, addr = start_core(bin_dir, key)
     env = dict(os.environ, GECKO_CORE=addr, GECKO_NO_MULTICAST="1")
@@ -131,7 +131,8 @@ def lockstep(bin_dir, steps):
                            stderr=subprocess.DEVNULL)
     try:
         with gecko.Node(key, "bench_ctl", core=addr, multicast_enabled=False) as node:
-            ctl = gecko.click.Controller(node, "sim", connect_timeout=10)
+            kw = {} if spin_us is None else {"spin_us": spin_us}
+            ctl = gecko.click.Controller(node, "sim", connect_timeout=10, **kw)
             ctl.handshake()
             control = ctl.make_control()
             for _ in range(200):  # warm-up
@@ -151,12 +152,14 @@ def lockstep(bin_dir, steps):
                 controller_id=ctl.id, answers=ctl._last_id, kind=mc.AnswerKind.sensor, simulation="sim",
                 sensor=r.sensor)))
             ctl.error("bench done")
+            info = node.shm_info()
+            transport = "shm" if info and info["frames"] else "ipc"
     finally:
         sim.terminate()
         sim.wait(5)
         core.terminate()
         core.wait(5)
-    return steps / dt, cpu / steps * 1e6, req_size, rep_size
+    return steps / dt, cpu / steps * 1e6, req_size, rep_size, transport
 
 
 def raw_reqrep(steps, req_size, rep_size):
@@ -292,21 +295,26 @@ def main():
     sp = gecko.node.speedups
     print("gecko %s: in-port drain by %s" % (gecko.__file__, "gecko_speedups (%s)" % sp.__file__ if sp else
                                             "pyzmq (pure Python)"))
-    print("lockstep, %d steps per row, rounds alternate gecko / raw:" % a.steps)
+    print("lockstep, %d steps per row, rounds alternate gecko (the Controller's default: it busy-polls for an "
+          "answer up to spin_us=50 before it sleeps) / gecko with spin_us=0 / raw; requests travel over ipc, "
+          "answers as the row says:" % a.steps)
     ls = []
     for i in range(a.rounds):
-        gecko_steps, gecko_cpu, req_size, rep_size = lockstep(a.bin, a.steps)
+        gecko_steps, gecko_cpu, req_size, rep_size, transport = lockstep(a.bin, a.steps)
+        sleep_steps, sleep_cpu, _, _, _ = lockstep(a.bin, a.steps, spin_us=0)
         raw_steps, raw_cpu = raw_reqrep(a.steps, req_size, rep_size)
-        ls.append((gecko_steps, raw_steps))
-        print("  round %d: gecko.click.Controller -> gecko-sim   %7.0f steps/s  %6.1f us/step  "
-              "(controller CPU %5.1f us)" % (i + 1, gecko_steps, 1e6 / gecko_steps, gecko_cpu))
-        print("           raw pyzmq REQ/REP %d B / %d B -> echo  %7.0f steps/s  %6.1f us/step  (requester CPU %5.1f us)"
-              "   gecko/raw per step: %.2fx" % (req_size, rep_size, raw_steps, 1e6 / raw_steps, raw_cpu,
-                                               raw_steps / gecko_steps))
-    g = sorted(x[0] for x in ls)[len(ls) // 2]
-    r = sorted(x[1] for x in ls)[len(ls) // 2]
-    print("  medians over %d rounds: gecko %.0f steps/s (%.1f us), raw %.0f (%.1f us): gecko/raw per step %.2fx" % (
-        a.rounds, g, 1e6 / g, r, 1e6 / r, r / g))
+        ls.append((gecko_steps, sleep_steps, raw_steps))
+        print("  round %d: gecko.click.Controller -> gecko-sim (%s)          %7.0f steps/s  %6.1f us/step  "
+              "(controller CPU %5.1f us)   gecko/raw per step: %.2fx" % (
+                  i + 1, transport, gecko_steps, 1e6 / gecko_steps, gecko_cpu, raw_steps / gecko_steps))
+        print("           gecko.click.Controller(spin_us=0) -> gecko-sim  %7.0f steps/s  %6.1f us/step  "
+              "(controller CPU %5.1f us)   gecko/raw per step: %.2fx" % (
+                  sleep_steps, 1e6 / sleep_steps, sleep_cpu, raw_steps / sleep_steps))
+        print("           raw pyzmq REQ/REP %d B / %d B -> echo           %7.0f steps/s  %6.1f us/step  "
+              "(requester CPU %5.1f us)" % (req_size, rep_size, raw_steps, 1e6 / raw_steps, raw_cpu))
+    g, z, r = (sorted(x[k] for x in ls)[len(ls) // 2] for k in range(3))
+    print("  medians over %d rounds: gecko %.0f steps/s (%.1f us), spin_us=0 %.0f (%.1f us), raw %.0f (%.1f us): "
+          "gecko/raw per step %.2fx (spin_us=0: %.2fx)" % (a.rounds, g, 1e6 / g, z, 1e6 / z, r, 1e6 / r, r / g, r / z))
     print("pub/sub 64 B (120 B frames) into a Python subscriber, %g s per row, rounds of raw / receive() / "
           "receive_payload():" % a.seconds)
     print("  %-50s %9s %9s %9s %s" % ("subscriber (API)", "msgs/s", "sender/s", "CPU/msg", "vs raw (same round)"))

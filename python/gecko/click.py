@@ -109,10 +109,16 @@ class Controller:
     timeout: longest wait for one answer (re-sends included), s.
     connect_timeout: longest wait, at the first request, for the simulation.
     resend_after: re-send an unanswered request after this long (sooner, from
-    5 ms doubling, until the first answer proved the path); 0: never."""
+    5 ms doubling, until the first answer proved the path); 0: never.
+    spin_us: while it waits for an answer, the controller busy-polls the
+    shared-memory link from a simulation on this host this long before it
+    sleeps. An answer often comes within that, and a thread that did not
+    sleep need not be woken: on 2 vCPUs, ~5,000 steps/s become ~10,000
+    (docs/BENCHMARKS.md, "Python"). At most this much CPU per step is spent
+    on it; 0: sleep at once."""
 
     def __init__(self, node, simulation="sim", timeout=5.0, connect_timeout=5.0, resend_after=0.25,
-                 controller_id=None):
+                 controller_id=None, spin_us=50):
         self.node = node
         self.simulation = simulation
         self.topics = mc.lockstep_topics(simulation)
@@ -121,7 +127,7 @@ class Controller:
         self.resend_after = resend_after
         self.id = controller_id or "%s-%s" % (node.name, uuid.uuid4().hex[:8])
         self._requests = node.publisher(self.topics[0], mc.Request)
-        self._answers = node.subscriber(self.topics[1], mc.Answer, depth=1024)
+        self._answers = node.subscriber(self.topics[1], mc.Answer, depth=1024, spin_us=spin_us)
         # One Request for every exchange (its id and body change): no message built per step.
         # answer_subscriber: while the simulation sees it connected, we are alive.
         self._request = mc.Request(controller_id=self.id, answer_subscriber=self._answers.id)

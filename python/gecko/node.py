@@ -33,7 +33,7 @@ import zmq
 
 from . import discovery as disc
 from . import message as msgmod
-from . import runtime, wire
+from . import runtime, shm, wire
 from .errors import DecodeError, Error
 
 # Plain ints: pyzmq's constants are enums, and an enum's & is a Python call.
@@ -154,7 +154,8 @@ class Options:
     def __init__(self, key="", name="", core="", multicast="", interface="", multicast_enabled=True,
                  discovery=True, lease=3.0, find_timeout=1.5, ipc_directory="", tcp_address="0.0.0.0",
                  transports=("inproc", "ipc", "tcp"), peers=(), send_queue=1000, receive_queue=1000,
-                 max_message_size=64 << 20):
+                 max_message_size=64 << 20, shared_memory="auto", shm_directory="/dev/shm", shm_group=False,
+                 spin=0):
         self.key = key
         self.name = name
         self.core = core
@@ -170,6 +171,14 @@ class Options:
         self.send_queue = send_queue
         self.receive_queue = receive_queue
         self.max_message_size = max_message_size
+        if shared_memory not in ("auto", "off", "require"):
+            raise Error("invalid_argument", "shared_memory='%s': expected auto, off or require" % shared_memory)
+        self.shared_memory = shared_memory  # reading shm:// links of C++ publishers on this host
+        self.shm_directory = shm_directory
+        self.shm_group = shm_group
+        if not 0 <= spin <= 1000000:
+            raise Error("invalid_argument", "spin=%r: expected microseconds, 0 to 1000000" % spin)
+        self.spin = spin  # us a waiting in-port busy-polls its shm links before it sleeps (GECKO_SPIN_US)
         self.group, self.port = disc.parse_multicast(multicast) if multicast else (disc.DEFAULT_GROUP, disc.DEFAULT_PORT)
 
     @classmethod
@@ -184,6 +193,18 @@ class Options:
                  multicast_enabled=not flag("GECKO_NO_MULTICAST"),
                  discovery=env("GECKO_DISCOVERY", "").strip().lower() not in ("off", "0", "false"),
                  ipc_directory=env("GECKO_IPC_DIR", ""), tcp_address=env("GECKO_TCP_ADDRESS", "") or "0.0.0.0")
+        if env("GECKO_SHM"):
+            v = env("GECKO_SHM").strip().lower()
+            o["shared_memory"] = {"0": "off"}.get(v, v)
+            if o["shared_memory"] not in ("auto", "off", "require"):
+                raise Error("invalid_argument", "GECKO_SHM='%s': expected auto, off or require" % v)
+        o["shm_group"] = flag("GECKO_SHM_GROUP")
+        if env("GECKO_SPIN_US"):
+            try:
+                o["spin"] = int(env("GECKO_SPIN_US"))
+            except ValueError:
+                raise Error("invalid_argument", "GECKO_SPIN_US='%s': expected microseconds, 0 to 1000000"
+                            % env("GECKO_SPIN_US"))
         if env("GECKO_TRANSPORTS"):
             o["transports"] = [t.strip() for t in env("GECKO_TRANSPORTS").split(",") if t.strip()]
         for k, v in overrides.items():
@@ -656,8 +677,10 @@ class Subscriber:
     or None; with a callback, messages go to it from spin() instead."""
 
     def __init__(self, node, topic, msg_type=None, callback=None, depth=16, latest_only=False,
-                 max_message_size=None, with_info=False):
+                 max_message_size=None, with_info=False, spin_us=None):
         check_topic(topic)
+        # receive() busy-polls shared-memory links this long before it sleeps (None: the node's `spin`)
+        self.spin = None if spin_us is None else spin_us * 1e-6
         self.node = node
         self.topic = topic
         self.cls, self.type_name = _resolve_type(msg_type)
@@ -771,7 +794,7 @@ class Subscriber:
             out = self._first_deliverable(take, deliver, with_info, raw)
             if out is not _DROPPED:
                 return out
-            if self.closed or not node._wait(sink.__bool__, deadline):
+            if self.closed or not node._wait(sink.__bool__, deadline, self.spin):
                 out = self._first_deliverable(take, deliver, with_info, raw)  # a last look
                 return None if out is _DROPPED else out
 
@@ -948,6 +971,17 @@ class Node:
         os.set_blocking(self._wake_w, False)
         runtime._register_wake(self._wake_w)
         self._sub_poller.register(self._wake_r, zmq.POLLIN)
+        # The shared-memory in-port: frames from C++ publishers on this host.
+        self._shm = None
+        self._shm_why = "GECKO_SHM=off" if o.shared_memory == "off" else ""
+        self._shm_fallbacks = {}  # shm locator -> (the locators after it, its link)
+        if o.shared_memory != "off":
+            try:
+                self._shm = shm.ShmInPort(o.shm_directory, o.max_message_size + wire.HEADER_SIZE,
+                                          lambda level, reason, text: getattr(self.log, level)(text), o.shm_group)
+                self._sub_poller.register(self._shm.fd, zmq.POLLIN)
+            except OSError as e:
+                self._shm_why = "this node cannot read shared memory: %s" % (e.strerror or e)
         self._routes = {}       # channel (its 8 bytes, as a frame starts) -> [sink owner]
         self._wildcard_routes = []
         self._connections = {}  # locator -> users
@@ -1007,11 +1041,13 @@ class Node:
         return Publisher(self, topic, msg_type, latched, compress_above, compression_level)
 
     def subscriber(self, topic, msg_type=None, callback=None, depth=16, latest_only=False, max_message_size=None,
-                   with_info=False):
+                   with_info=False, spin_us=None):
         """A Subscriber of `topic`. msg_type None: any type, as dicts (a tool).
-        callback(msg) (or callback(msg, info) with with_info) runs in spin()."""
+        callback(msg) (or callback(msg, info) with with_info) runs in spin().
+        spin_us: how long receive() busy-polls shared-memory links before it
+        sleeps (None: the node's `spin`, GECKO_SPIN_US, 0 by default)."""
         self._check_open("subscriber of '%s'" % topic)
-        s = Subscriber(self, topic, msg_type, callback, depth, latest_only, max_message_size, with_info)
+        s = Subscriber(self, topic, msg_type, callback, depth, latest_only, max_message_size, with_info, spin_us)
         if callback is not None:
             self._dispatchables.append(s)
         return s
@@ -1155,13 +1191,13 @@ class Node:
             link["unlisted"] = 0.0
             if link["locator"] or session == self.session:
                 continue
-            locator = self._choose_locator(p)
-            if not locator:
+            locators = self._usable_locators(p)
+            if not locators:
                 self._notice("warning", "no usable locator", "node '%s' on host %s offers no locator this node can "
                              "use; its messages will not reach us" % (p.get("node"), p.get("host")))
                 continue
-            link["locator"] = locator
-            self._connect(locator)
+            link["locator"] = locators[0]
+            self._connect(locators[0], locators[1:], link)
         for session in self._wants.get(entity, set()) - sessions:
             link = self._links.get(session)
             if link is not None:
@@ -1171,17 +1207,22 @@ class Node:
         if e is not None and hasattr(e, "_peers_changed"):
             e._peers_changed(peers)
 
-    def _choose_locator(self, p):
+    def _usable_locators(self, p):
+        """A peer's locators this node can link through, best first
+        (PROTOCOL.md 7, "Choosing a locator"): the same process: inproc; the
+        same host: shm, then ipc; any host: tcp."""
         there_id = p.get("hostid") or ""
         same_host = there_id == self.host_id if there_id else p.get("host") == self.host
         same_process = same_host and p.get("pid") == self.pid and p.get("pidns") == self.pid_ns
         locs = [l for l in p.get("locators", []) if isinstance(l, str)]
-        for scheme, allowed in (("inproc", same_process), ("ipc", same_host), ("tcp", True)):
-            if allowed:
-                for l in locs:
-                    if l.startswith(scheme + "://"):
-                        return l
-        return ""
+        mode = self.options.shared_memory
+        order = [("inproc", same_process), ("shm", same_host and mode != "off"),
+                 ("ipc", same_host and mode != "require"), ("tcp", not same_host or mode != "require")]
+        out = [l for scheme, allowed in order if allowed for l in locs if l.startswith(scheme + "://")]
+        if same_host and not same_process and mode == "require" and not any(l.startswith("shm://") for l in out):
+            self._notice("error", "shm required", "node '%s' offers no shared-memory locator, and shared memory is "
+                         "required here (GECKO_SHM=require): its messages will not reach this node" % p.get("node"))
+        return out
 
     def _prune_links(self, now):
         for session, link in list(self._links.items()):
@@ -1348,29 +1389,73 @@ class Node:
                 return
             op()
 
-    def _connect(self, locator):
-        def op():
-            if self._sub is None:
-                return
-            n = self._connections.get(locator, 0)
+    def _connect(self, locator, fallbacks=(), link=None):
+        """Links the in-port to `locator`; if it does not open, to the first
+        of `fallbacks` that does (`link`, the peer's entry in _links, then
+        says which)."""
+        self._run_io(lambda: self._connect_now(locator, fallbacks, link))
+
+    def _connect_now(self, locator, fallbacks=(), link=None):
+        """io held."""
+        if self._sub is None:
+            return
+        n = self._connections.get(locator, 0)
+        if n:
             self._connections[locator] = n + 1
-            if n == 0:
-                try:
-                    self._sub.connect(locator)
-                except zmq.ZMQError as e:
-                    del self._connections[locator]
-                    self._notice("warning", "unusable locator", "cannot connect to another node at '%s': %s; its "
-                                 "messages will not reach this node" % (locator, e))
-        self._run_io(op)
+            return
+        if locator.startswith("shm://"):
+            why = self._shm.connect(locator) if self._shm is not None else self._shm_why
+            if not why:
+                self._connections[locator] = 1
+                self._shm_fallbacks[locator] = (tuple(fallbacks), link)
+                return
+            nxt = fallbacks[0] if fallbacks else ""
+            self._notice("warning", "cannot use shm", "cannot use %s (%s); using %s instead" % (
+                locator, why, nxt or "no other locator: its messages will not reach this node"))
+            if nxt:
+                if link is not None and link.get("locator") == locator:
+                    link["locator"] = nxt
+                self._connect_now(nxt, fallbacks[1:], link)
+            return
+        self._connections[locator] = 1
+        try:
+            self._sub.connect(locator)
+        except zmq.ZMQError as e:
+            del self._connections[locator]
+            self._notice("warning", "unusable locator", "cannot connect to another node at '%s': %s; its "
+                         "messages will not reach this node" % (locator, e))
 
     def _disconnect(self, locator):
         def op():
             if self._connections.pop(locator, None) and self._sub is not None:
+                if locator.startswith("shm://"):
+                    self._shm_fallbacks.pop(locator, None)
+                    if self._shm is not None:
+                        self._shm.disconnect(locator)
+                    return
                 try:
                     self._sub.disconnect(locator)
                 except zmq.ZMQError:
                     pass
         self._run_io(op)
+
+    def _shm_links_dropped(self):
+        """io held: the shm port dropped links (publisher gone, segment
+        corrupt): forget them, and link through the next locator while the
+        peer is still wanted."""
+        dropped, self._shm.dropped_locators = self._shm.dropped_locators, []
+        for locator in dropped:
+            self._connections.pop(locator, None)
+            fallbacks, link = self._shm_fallbacks.pop(locator, ((), None))
+            if fallbacks and link is not None and link.get("locator") == locator and link.get("users"):
+                link["locator"] = fallbacks[0]
+                self._connect_now(fallbacks[0], fallbacks[1:], link)
+
+    def shm_info(self):
+        """The shared-memory in-port's counters: links, links_dropped,
+        corrupt, oversized, frames (None if this node reads no shared memory)."""
+        with self._io:
+            return self._shm.info() if self._shm is not None else None
 
     def _add_sink(self, owner, announcement):
         sink = owner.sink
@@ -1389,6 +1474,10 @@ class Node:
                 self._sub.setsockopt(zmq.SUBSCRIBE, announcement)
             if sink.directed:
                 self._sub.setsockopt(zmq.SUBSCRIBE, wire.channel_bytes(sink.directed))
+            if self._shm is not None:
+                self._shm.subscribe(sink.channel, sink.wildcard, announcement or b"")
+                if sink.directed:
+                    self._shm.subscribe(sink.directed, False, b"")
         self._run_io(op)
 
     def _remove_sink(self, owner, announcement):
@@ -1413,6 +1502,10 @@ class Node:
             self._sub.setsockopt(zmq.UNSUBSCRIBE, wire.channel_bytes(sink.channel)[:4 if sink.wildcard else 8])
             if sink.directed:
                 self._sub.setsockopt(zmq.UNSUBSCRIBE, wire.channel_bytes(sink.directed))
+            if self._shm is not None:
+                self._shm.unsubscribe(sink.channel, sink.wildcard, announcement or b"")
+                if sink.directed:
+                    self._shm.unsubscribe(sink.directed, False, b"")
         self._run_io(op)
 
     def _drain_sub(self, readable=False):
@@ -1435,18 +1528,24 @@ class Node:
             frames = _drain(self._sub_address, _BATCH_SIZE)
         else:
             ask = self._sub_ready
-            if not readable and not _zmq_poll(ask, 0):
-                return False
             frames = []
-            append = frames.append
-            recv = sub.recv
-            try:
-                append(recv(_NOBLOCK))
-                if _zmq_poll(ask, 0):
-                    for _ in _BATCH:
-                        append(recv(_NOBLOCK))
-            except zmq.ZMQError:  # Again: drained, or closing
-                pass
+            if readable or _zmq_poll(ask, 0):
+                append = frames.append
+                recv = sub.recv
+                try:
+                    append(recv(_NOBLOCK))
+                    if _zmq_poll(ask, 0):
+                        for _ in _BATCH:
+                            append(recv(_NOBLOCK))
+                except zmq.ZMQError:  # Again: drained, or closing
+                    pass
+        shm_port = self._shm
+        if shm_port is not None:
+            got = shm_port.take(_BATCH_SIZE) if shm_port.links else None
+            if shm_port.dropped_locators:
+                self._shm_links_dropped()
+            if got:
+                frames = got if not frames else frames + got
         if not frames:
             return False
         now = time.time_ns()
@@ -1510,9 +1609,10 @@ class Node:
             finally:
                 self._io.release()
 
-    def _wait(self, ready, deadline):
+    def _wait(self, ready, deadline, spin=None):
         """Waits until ready() (cheap, thread-safe), `deadline` (monotonic; None:
-        none), close or shutdown. Leads the in-port when nobody else does."""
+        none), close or shutdown. Leads the in-port when nobody else does;
+        `spin` (s): busy-polls shared memory that long first (None: the node's)."""
         while True:
             if ready():
                 return True
@@ -1523,7 +1623,7 @@ class Node:
                 return False
             if self._io.acquire(blocking=False):
                 try:
-                    got = self._lead(ready, deadline)
+                    got = self._lead(ready, deadline, spin)
                 finally:
                     self._io.release()
                 self._delivered()
@@ -1539,7 +1639,7 @@ class Node:
                 finally:
                     self._n_followers -= 1
 
-    def _lead(self, ready, deadline):
+    def _lead(self, ready, deadline, spin=None):
         """io held: waits on the in-port (and the wake pipe) and drains it
         until ready(), the deadline, close or shutdown. It waits first: a
         poll returns at once when a frame is already there, so asking
@@ -1547,6 +1647,10 @@ class Node:
         poll = self._sub_poller.poll
         sub = self._sub
         wake = self._wake_r
+        shm_port = self._shm
+        bell = shm_port.fd if shm_port is not None else -1
+        if spin is None:
+            spin = self.options.spin * 1e-6
         while True:
             self._apply_pending()
             if deadline is None:
@@ -1554,6 +1658,10 @@ class Node:
             else:
                 left = deadline - _monotonic()
                 ms = max(1, int(min(0.1, left) * 1000 + 0.999)) if left > 0 else 0
+            # shm: arm the links (publishers ring the doorbell), then look once more
+            shm_links = shm_port is not None and bool(shm_port.links)
+            if shm_links and ms and ((spin and shm_port.spin(spin)) or not shm_port.prepare_wait()):
+                ms = 0
             readable = False
             for sock, _ in poll(ms):
                 if sock is sub:
@@ -1563,7 +1671,10 @@ class Node:
                         os.read(wake, 4096)
                     except OSError:
                         pass
-            if readable and self._drain_sub(True):
+                elif sock == bell:
+                    shm_port.drain_bell()
+                    shm_links = True
+            if (readable or shm_links) and self._drain_sub(readable):
                 self._delivered()
             self._app_drain = _monotonic()
             if ready():
@@ -1711,6 +1822,8 @@ class Node:
         with self._io:
             self._sub.close(0)
             self._sub = None
+            if self._shm is not None:
+                self._shm.close()
         with self._out_lock:
             self._xpub.close(200)
             self._xpub = None

@@ -99,12 +99,14 @@ def test_python_subscriber_reports_its_link(rig):
     """A Python node reports its links with its figures (DISCOVERY.md 2.7), as
     C++ nodes do: `gecko nodes` shows the C++ publisher in its RECEIVES FROM
     column, `gecko list --json` lists the link with its transport (one host:
-    ipc), `gecko info` says how the topic reaches it."""
+    shm, or ipc where this Python cannot read shared memory), `gecko info`
+    says how the topic reaches it."""
     node = rig.node("py_link_monitor")
     sub = node.subscriber("imu", Imu)
     rig.spawn([bin_path("pub_imu"), "--key", rig.key])
     assert sub.receive(timeout=10.0) is not None, "no Imu from pub_imu within 10 s"
     gecko_cli = bin_path("gecko")
+    scheme = "shm" if node.shm_info() is not None else "ipc"
 
     def run(*args):
         p = subprocess.run([gecko_cli] + list(args), env=rig.env(), capture_output=True, text=True, timeout=10)
@@ -117,8 +119,8 @@ def test_python_subscriber_reports_its_link(rig):
                 return [(l["node"], l["transport"]) for l in n["links"]]
         return []
     # Figures go to the core every 3 s: the first report with the link.
-    eventually(lambda: ("imu_driver", "ipc") in listed_link(), 15, "the Python node's link in gecko list --json")
+    eventually(lambda: ("imu_driver", scheme) in listed_link(), 15, "the Python node's link in gecko list --json")
     lines = run("nodes")
     assert any("RECEIVES FROM" in l for l in lines), lines
-    assert any(l.startswith("py_link_monitor") and "imu_driver over ipc" in l for l in lines), lines
-    assert any("from imu_driver over ipc" in l for l in run("info", "imu")), "gecko info imu shows no link"
+    assert any(l.startswith("py_link_monitor") and "imu_driver over " + scheme in l for l in lines), lines
+    assert any("from imu_driver over " + scheme in l for l in run("info", "imu")), "gecko info imu shows no link"
