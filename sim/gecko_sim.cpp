@@ -40,6 +40,7 @@ struct Args {
     long watchdog_ms = 1000;
     std::string sim = "sim";
     bool exit_on_error = false;
+    long spin_us = gecko::click::default_lockstep_spin.count();
 };
 
 // The program's own options on the one parser; the node's are added by NodeOptions::from_args.
@@ -61,6 +62,8 @@ void declare(gecko::OptionParser& p, Args& a) {
     p.text("--sim", a.sim, "NAME", "the simulation's topic prefix (default: sim)",
            [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
     p.flag("--exit-on-error", a.exit_on_error, "exit when the controller reports an error");
+    p.integer("--spin-us", a.spin_us, 0, 1000000, "US",
+              "busy-poll shared memory this long for the next request before blocking (default 50)");
 }
 
 // A scene of identical arms side by side (along y), each with `joints` joints
@@ -157,6 +160,7 @@ int main(int argc, char** argv) try {
     gecko::click::SimulationServerOptions options;
     options.watchdog = std::chrono::milliseconds(args.watchdog_ms);
     options.exit_on_error = args.exit_on_error;
+    options.request_subscriber.spin = std::chrono::microseconds(args.spin_us);
     gecko::click::SimulationServer server(node, args.sim, backend, options);
     auto joint_states = node.publisher<gecko::msgs::JointState>(args.sim + "/joint_states");
 

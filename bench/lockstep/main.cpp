@@ -314,6 +314,7 @@ int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
         const auto spin = kOrder[k].path == Path::gecko_spin ? kSpin : std::chrono::microseconds(0);
         auto sim = std::make_unique<Sim>(Sim{bench_node("bench-sim", e[k].answer, e[k].request, spin), BenchBackend(scene), nullptr});
         gecko::click::SimulationServerOptions o;
+        o.request_subscriber.spin = spin;  // the rotation's rows block (the Click default spins 50 µs)
         sim->server = std::make_unique<gecko::click::SimulationServer>(sim->node, "sim", sim->backend, o);
         sims.push_back(std::move(sim));
     }
@@ -410,13 +411,14 @@ public:
     /// With a node of its own that binds e.request and links to e.answer.
     GeckoClient(const StackEndpoints& e, const Scene& scene, std::chrono::microseconds spin = std::chrono::microseconds(0))
         : NodeHolder{bench_node("bench-controller", e.request, e.answer, spin)}, control_(scene.control) {
-        start(*own);
+        start(*own, spin);
     }
     /// On `node`, already linked to the simulation.
-    GeckoClient(gecko::Node& node, const Scene& scene) : control_(scene.control) { start(node); }
+    GeckoClient(gecko::Node& node, const Scene& scene) : control_(scene.control) { start(node, std::chrono::microseconds(0)); }
 
-    void start(gecko::Node& node) {
+    void start(gecko::Node& node, std::chrono::microseconds spin) {
         gecko::click::ControllerOptions o;
+        o.answer_subscriber.spin = spin;  // the rotation's rows block (the Click default spins 50 µs)
         o.timeout = kStepTimeout;
         o.connect_timeout = kSetupTimeout;
         controller_ = std::make_unique<gecko::click::Controller>(node, "sim", o);

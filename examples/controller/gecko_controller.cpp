@@ -82,11 +82,15 @@ int main(int argc, char** argv) try {
     std::string sim = "sim";
     args.integer("--steps", steps, 1, 1000000000, "N", "steps to run (default 1000)");
     args.text("--sim", sim, "NAME", "the simulation's topic prefix (default: sim)");
+    long spin_us = gecko::click::default_lockstep_spin.count();
+    args.integer("--spin-us", spin_us, 0, 1000000, "US", "busy-poll for each answer this long before blocking (default 50)");
     gecko::Node node(gecko::NodeOptions::from_args(argc, argv, args, "gecko-controller"));
     gecko::install_signal_handlers();
 
     // 1. Handshake: what can be controlled, in which order, with which types.
-    gecko::click::Controller controller(node, sim);
+    gecko::click::ControllerOptions options;
+    options.answer_subscriber.spin = std::chrono::microseconds(spin_us);
+    gecko::click::Controller controller(node, sim, options);
     const auto& handshake = controller.handshake();
     const double dt = handshake.time_step.value_or(0.01);
     for (const auto& [name, object] : handshake.objects) {

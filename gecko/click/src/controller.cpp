@@ -69,6 +69,7 @@ struct Controller::Impl {
         id = options.controller_id.empty() ? node.name() + "-" + random_suffix() : options.controller_id;
         requests = node.publisher<Request>(topics.request, options.request_publisher);
         SubscriberOptions sub = options.answer_subscriber;
+        if (!sub.spin) sub.spin = default_lockstep_spin;
         sub.depth = std::max(sub.depth, min_queue_depth);
         answers = node.subscriber<Answer>(topics.answer, sub);
     }

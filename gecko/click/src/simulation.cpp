@@ -46,6 +46,7 @@ struct SimulationServer::Impl {
         : options(std::move(opts)), name(server_name), topics(lockstep_topics(server_name)), logger(node.logger()),
           backend(b), sm(spine_options(options)) {
         SubscriberOptions sub = options.request_subscriber;
+        if (!sub.spin) sub.spin = default_lockstep_spin;
         sub.depth = std::max(sub.depth, min_queue_depth);
         requests = node.subscriber<Request>(topics.request, sub);
         answers = node.publisher<Answer>(topics.answer, options.answer_publisher);

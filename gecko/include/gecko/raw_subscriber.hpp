@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gecko/detail/function_ref.hpp"
@@ -39,6 +40,12 @@ struct SubscriberOptions {
     /// Every topic of the key (a recorder, a bridge): `topic` is then ignored
     /// and type_name must be empty.
     bool all_topics = false;
+    /// How long a waiting receive() busy-polls the node's shared-memory links
+    /// before it blocks (unset: the node's NodeOptions::spin, GECKO_SPIN_US, which
+    /// a port that spins by itself keeps doing after this one).
+    /// A thread that did not block needs no wake-up: for a reply expected
+    /// within microseconds (a lockstep answer) that is most of the round trip.
+    std::optional<std::chrono::microseconds> spin;
 
     /// Options for a latest-value-only subscriber.
     static SubscriberOptions latest_only() {

@@ -335,7 +335,8 @@ void Inbound::delivered() {
 
 // ---- waiting --------------------------------------------------------------------------------------
 
-bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadline) {
+bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadline,
+                   std::optional<std::chrono::microseconds> spin) {
     for (;;) {
         if (ready()) return true;
         if (closed_.load() || !gecko::ok()) return false;
@@ -343,7 +344,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
             app_leading_ = true;
-            lead(ready, deadline);
+            lead(ready, deadline, spin.value_or(spin_));
             app_leading_ = false;
             hand_over(io);
             continue;
@@ -356,7 +357,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
     }
 }
 
-void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadline) {
+void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin) {
     for (;;) {
         apply_pending();
         if (drain(false)) delivered();
@@ -364,22 +365,29 @@ void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadlin
         if (ready() || closed_.load() || !gecko::ok()) return;
         const auto now = Clock::now();
         if (now >= deadline) return;
-        wait_ports(deadline - now);
+        wait_ports(deadline - now, spin);
     }
 }
 
-void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
+void Inbound::wait_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin) {
     // Only one port holds links (a node whose peers all share its host, over
     // shared memory): its own wait, which spins where the transport can and
     // costs one system call less than a poll over every port.
     std::size_t linked = 0, only = 0;
+    bool memory_linked = false;
     for (std::size_t i = 0; i < ports_.size(); ++i)
-        if (port_links_[i] != 0) ++linked, only = i;
+        if (port_links_[i] != 0) ++linked, only = i, memory_linked = memory_linked || memory_ports_[i];
+    // A caller's own spin (SubscriberOptions::spin) only where frames show in
+    // memory (shared-memory links): busy-polling ZeroMQ's fds would not spare
+    // the wake-up of its I/O thread.
+    if (!memory_linked) spin = spin_;
     bool woken = false;
     if (ports_.size() == 1 || linked == 1) {
+        // A port spins by itself for the node's spin; a caller's own is done here.
+        if (spin != spin_ && spin.count() > 0 && spin_ports(timeout, spin)) return;
         woken = (ports_[only]->wait(timeout, {wake_fd_, shutdown_fd()}) & 2u) != 0;
     } else {
-        if (spin_.count() > 0 && spin_ports(timeout)) return;
+        if (spin.count() > 0 && spin_ports(timeout, spin)) return;
         for (auto& p : ports_)
             if (!p->prepare_wait()) return;
         // Every port was just drained (take() until false), so each event fd
@@ -404,8 +412,8 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout) {
 // inproc link to itself on ZeroMQ's port) spins too: ports that can say from
 // memory whether frames wait are asked on every turn, the others (and the
 // node's wake-up and shutdown fds) get a poll() without timeout every 32nd.
-bool Inbound::spin_ports(std::chrono::nanoseconds timeout) {
-    const auto until = Clock::now() + std::min<std::chrono::nanoseconds>(spin_, timeout);
+bool Inbound::spin_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin) {
+    const auto until = Clock::now() + std::min<std::chrono::nanoseconds>(spin, timeout);
     std::vector<pollfd>& fds = pollfds_;
     const std::size_t polled = polled_ports_.size();
     for (std::size_t k = 0; k < polled; ++k) fds[k] = pollfd{ports_[polled_ports_[k]]->event_fd(), POLLIN, 0};

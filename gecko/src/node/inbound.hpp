@@ -74,7 +74,9 @@ public:
     // ---- waiting (application threads) ------------------------------------------------
     /// Waits until `ready()` or `deadline`, or the node closes or shutdown is
     /// requested (ok() turns false). `ready` must be cheap and thread-safe.
-    bool wait(const std::function<bool()>& ready, Clock::time_point deadline);
+    /// `spin`: busy-poll the ports this long before blocking (unset: the node's).
+    bool wait(const std::function<bool()>& ready, Clock::time_point deadline,
+              std::optional<std::chrono::microseconds> spin = std::nullopt);
     /// Moves what the links hold into the sinks now: a reader looks at the
     /// newest, not at what an idle moment left in its queue. If the reactor is
     /// mid-drain, waits for it (a bounded drain); if an application thread
@@ -102,11 +104,11 @@ private:
     void apply_pending();                    // io_ held
     bool drain(bool fired);                  // io_ held; true if a frame reached a sink; fired: an fd said so
     void route(Frame& frame, std::int64_t receive_ns);
-    void lead(const std::function<bool()>& ready, Clock::time_point deadline);
-    void wait_ports(std::chrono::nanoseconds timeout);
+    void lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin);
+    void wait_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin);
     /// Busy-polls every port for up to spin_ (bounded by `timeout`): true if
     /// something came (ports marked in fired_, or the node woken).
-    bool spin_ports(std::chrono::nanoseconds timeout);
+    bool spin_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin);
     void delivered();                        // wakes followers after a drain that delivered
     void hand_over(std::unique_lock<std::mutex>& io);  // releases io_ and wakes followers (one may lead)
     void set_reactor_watch(bool watch);      // reactor thread only

@@ -124,7 +124,7 @@ bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Vi
         while (sink_.pop(d)) {
             if (deliver(d, visit, keep)) return true;
         }
-        if (closed() || !node_->inbound().wait([this] { return !sink_.empty(); }, deadline)) {
+        if (closed() || !node_->inbound().wait([this] { return !sink_.empty(); }, deadline, options_.spin)) {
             // A last look: something may have arrived with the deadline.
             if (sink_.pop(d) && deliver(d, visit, keep)) return true;
             return false;

@@ -51,7 +51,9 @@ struct ControllerOptions {
     /// The request topic's publisher.
     PublisherOptions request_publisher;
     /// The answer topic's subscriber. Its depth is raised to at least 1024 so
-    /// that no answer is overwritten.
+    /// that no answer is overwritten; unless set, its `spin` is
+    /// default_lockstep_spin: an answer from a simulation on this host usually
+    /// comes within it, and a controller that did not block need not be woken.
     SubscriberOptions answer_subscriber;
 };
 

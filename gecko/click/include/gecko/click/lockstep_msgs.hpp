@@ -40,6 +40,7 @@
 #include <gecko/message.hpp>
 #include <gecko/msgs/click.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -140,6 +141,14 @@ struct LockstepTopics {
     std::string request;  ///< PREFIX/click/request: controllers publish Request
     std::string answer;   ///< PREFIX/click/answer: the simulation publishes Answer
 };
+
+/// How long each end of a lockstep exchange busy-polls shared memory for the
+/// other's next message before it blocks, unless its options say otherwise
+/// (SubscriberOptions::spin). Each side usually answers within it when both
+/// run on one host, and a process that did not block needs no wake-up, which
+/// on a VM costs each side ~10 µs (docs/BENCHMARKS.md). At most this much CPU
+/// per step goes to it.
+inline constexpr std::chrono::microseconds default_lockstep_spin{50};
 
 /// Topic names for the simulation named (prefixed) `prefix`, e.g. "sim".
 inline LockstepTopics lockstep_topics(std::string_view prefix) {

@@ -138,7 +138,9 @@ struct SimulationServerOptions {
     /// An Error request also ends run() (as an interrupt does), for one-shot simulations.
     bool exit_on_error{false};
     /// The request topic's subscriber. Its depth is raised to at least 1024 so
-    /// that no request is overwritten.
+    /// that no request is overwritten; unless set, its `spin` is
+    /// default_lockstep_spin (the next Control of a controller on this host
+    /// often comes within it).
     SubscriberOptions request_subscriber;
     /// The answer topic's publisher.
     PublisherOptions answer_publisher;
