@@ -10,6 +10,8 @@ import logging
 import os
 import signal
 import struct
+import subprocess
+import time
 
 import pytest
 from conftest import bin_path, eventually
@@ -175,3 +177,126 @@ def test_shared_memory_options_are_checked(monkeypatch):
     monkeypatch.setenv("GECKO_SPIN_US", "20")
     o = gecko.Options.from_env()
     assert (o.shared_memory, o.spin) == ("require", 20)
+
+
+# ---- the reader against segments this test writes itself (the publisher's side by hand) ----
+
+SLOTS, RING, INTEREST_WORDS, CHUNK, CHUNKS = 2, 16, 64, 1024, 4
+SLOT_SIZE = 256 + RING * 8 + INTEREST_WORDS * 8        # 896, a multiple of 64
+SLOTS_AT, DESC_AT, CHUNKS_AT = 4096, 4096 + SLOTS * SLOT_SIZE, 8192
+TOTAL = CHUNKS_AT + CHUNK * CHUNKS
+
+
+class HandSegment:
+    """A segment laid out as PROTOCOL.md 7.1 says, owned by this (live)
+    process, that the test fills as a publisher would."""
+
+    def __init__(self, directory, name="gecko-handmade", owner_pid=None):
+        self.path = os.path.join(directory, name)
+        self.locator = "shm://" + name
+        words = [shm.MAGIC, 1, 4096, TOTAL, owner_pid or os.getpid(), shm.own_start_time() if owner_pid is None
+                 else 0, shm.own_pid_namespace(), os.getuid(), 7, SLOTS, SLOT_SIZE, SLOTS_AT, RING, INTEREST_WORDS,
+                 CHUNKS, DESC_AT, 1, CHUNK, CHUNKS, 0, CHUNKS_AT]
+        with open(self.path, "wb") as f:
+            f.truncate(TOTAL)
+            f.write(struct.pack("<%dQ" % len(words), *words))
+            f.seek(448)
+            f.write(struct.pack("<Q", time.monotonic_ns()))  # the heartbeat
+        self.fd = os.open(self.path, os.O_RDWR)
+        self.tail = {}
+
+    def word(self, offset, value=None):
+        if value is None:
+            return struct.unpack("<Q", os.pread(self.fd, 8, offset))[0]
+        os.pwrite(self.fd, struct.pack("<Q", value), offset)
+
+    def active_slot(self):
+        for s in range(SLOTS):
+            if self.word(SLOTS_AT + s * SLOT_SIZE) & 0xff == shm.ACTIVE:
+                return s
+        raise AssertionError("no subscriber claimed a slot")
+
+    def queue(self, data, chunk=0, size=None):
+        """Queues `data` in `chunk` for the subscriber's slot (ring entry, then tail)."""
+        s = self.active_slot()
+        os.pwrite(self.fd, data, CHUNKS_AT + chunk * CHUNK)
+        self.word(DESC_AT + (chunk % CHUNKS) * 64 + 8, len(data) if size is None else size)
+        self.word(DESC_AT + (chunk % CHUNKS) * 64, 1 << s)
+        slot = SLOTS_AT + s * SLOT_SIZE
+        tail = self.word(slot + 64)
+        self.word(slot + 256 + (tail % RING) * 8, chunk)
+        self.word(slot + 64, tail + 1)
+
+    def owners(self, chunk=0):
+        return self.word(DESC_AT + chunk * 64)
+
+    def close(self):
+        os.close(self.fd)
+
+
+@pytest.fixture
+def hand(tmp_path):
+    notices = []
+    port = shm.ShmInPort(str(tmp_path), notice=lambda level, reason, text: notices.append((level, text)))
+    seg = HandSegment(str(tmp_path))
+    yield port, seg, notices
+    port.close()
+    seg.close()
+
+
+def test_the_reader_takes_a_frame_and_gives_its_chunk_back(hand):
+    port, seg, _ = hand
+    assert port.connect(seg.locator) == ""
+    frame = bytes(range(200))
+    seg.queue(frame)
+    assert seg.owners() != 0
+    assert port.take() == [frame]
+    assert seg.owners() == 0, "the chunk was not released"
+    assert port.take() == [] and port.info()["frames"] == 1
+
+
+@pytest.mark.parametrize("damage, says", [
+    ("chunk", "names chunk 9 of 4"),
+    ("size", "says 5000 bytes in 1024"),
+    ("tail", "ring indices out of range"),
+    ("magic", "header was overwritten"),
+    ("truncate", "truncated to 4096 bytes"),
+])
+def test_a_damaged_segment_drops_the_link_counted_and_said(hand, damage, says):
+    port, seg, notices = hand
+    assert port.connect(seg.locator) == ""
+    if damage == "chunk":
+        seg.queue(b"x" * 64, chunk=9)
+    elif damage == "size":
+        seg.queue(b"x" * 64, size=5000)
+    elif damage == "tail":
+        slot = SLOTS_AT + seg.active_slot() * SLOT_SIZE
+        seg.word(slot + 64, 1 << 40)
+    elif damage == "magic":
+        seg.word(0, 0x6167617262616765)
+    else:
+        os.truncate(seg.path, 4096)
+    port.check_links(force=True)
+    assert port.take() == []
+    info = port.info()
+    assert (info["links"], info["links_dropped"], info["corrupt"]) == (0, 1, 1)
+    assert port.dropped_locators == [seg.locator]
+    assert any(level == "error" and says in text for level, text in notices), notices
+
+
+def test_the_reader_refuses_what_it_cannot_use(tmp_path):
+    port = shm.ShmInPort(str(tmp_path))
+    try:
+        assert "no shared-memory segment" in port.connect("shm://gecko-nobody")
+        assert "not a shared-memory segment name" in port.connect("shm://../etc/passwd")
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        seg = HandSegment(str(tmp_path), "gecko-dead-owner", owner_pid=dead.pid)
+        assert "is dead" in port.connect(seg.locator)
+        seg.close()
+        with open(os.path.join(str(tmp_path), "gecko-short"), "wb") as f:
+            f.write(b"GECKOSHM")
+        assert "shorter than a segment header" in port.connect("shm://gecko-short")
+        assert port.info()["links"] == 0
+    finally:
+        port.close()
