@@ -1454,8 +1454,8 @@ class Node:
     def shm_info(self):
         """The shared-memory in-port's counters: links, links_dropped,
         corrupt, oversized, frames (None if this node reads no shared memory)."""
-        with self._io:
-            return self._shm.info() if self._shm is not None else None
+        port = self._shm  # read without the in-port (a leader may hold it 100 ms): counters, a copy
+        return port.info() if port is not None else None
 
     def _add_sink(self, owner, announcement):
         sink = owner.sink
