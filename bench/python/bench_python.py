@@ -315,6 +315,8 @@ def main():
     g, z, r = (sorted(x[k] for x in ls)[len(ls) // 2] for k in range(3))
     print("  medians over %d rounds: gecko %.0f steps/s (%.1f us), spin_us=0 %.0f (%.1f us), raw %.0f (%.1f us): "
           "gecko/raw per step %.2fx (spin_us=0: %.2fx)" % (a.rounds, g, 1e6 / g, z, 1e6 / z, r, 1e6 / r, r / g, r / z))
+    print("  for comparison (quoted, not measured here): Click's documentation gives 160-250 us per step for its "
+          "pclick (Python) <-> C++ demo pair; gecko here %.1f us" % (1e6 / g))
     print("pub/sub 64 B (120 B frames) into a Python subscriber, %g s per row, rounds of raw / receive() / "
           "receive_payload():" % a.seconds)
     print("  %-50s %9s %9s %9s %s" % ("subscriber (API)", "msgs/s", "sender/s", "CPU/msg", "vs raw (same round)"))
