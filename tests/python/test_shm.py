@@ -14,7 +14,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import bin_path, eventually
+from conftest import bin_path, eventually, python_exe
 
 from gecko import shm
 from gecko.msgs import Image, String
@@ -136,15 +136,43 @@ def test_a_killed_publisher_goes_and_its_successor_comes(rig, log_lines):
     assert node.shm_info()["corrupt"] == 0
 
 
-def test_closing_leaves_no_doorbell(rig):
+def slot_states(segment):
+    """The state (low byte) of each subscriber slot of a segment."""
+    with open(segment, "rb") as f:
+        head = f.read(4096)
+    count, size, at = struct.unpack_from("<3Q", head, 72)
+    with open(segment, "rb") as f:
+        return [struct.unpack("<Q", os.pread(f.fileno(), 8, at + i * size))[0] & 0xff for i in range(count)]
+
+
+def test_closing_gives_the_slot_back_and_leaves_no_doorbell(rig):
     node = rig.node("py_tidy")
     node.subscriber("chatter", String)
-    chatter_publisher(rig)
+    pub = chatter_publisher(rig)
     eventually(lambda: node.shm_info()["links"] == 1, 10, "a shared-memory link")
+    [segment] = segments_of(pub.p.pid)
+    assert slot_states(segment).count(shm.ACTIVE) == 1
     bell = node._shm.bell_path
     assert os.path.exists(bell)
     node.close()
     assert not os.path.exists(bell)
+    # leaving -> departed at once (nothing held); the publisher frees the slot
+    eventually(lambda: set(slot_states(segment)) == {shm.FREE}, 5, "the publisher freeing the slot")
+
+
+def test_a_killed_python_subscriber_s_slot_comes_back(rig):
+    """kill -9 of a Python subscriber (python3 -m gecko echo) reading over
+    shared memory: the C++ publisher frees its slot, and its doorbell is
+    swept as a dead process's."""
+    pub = chatter_publisher(rig)
+    echo = rig.spawn([python_exe(), "-m", "gecko", "echo", "--key", rig.key, "chatter", "--count", "1000000"])
+    echo.wait_line("data: over shm", 10)  # a message received
+    [segment] = segments_of(pub.p.pid)
+    eventually(lambda: slot_states(segment).count(shm.ACTIVE) == 1, 10, "the echo's slot")
+    echo.p.send_signal(signal.SIGKILL)
+    echo.p.wait(5)
+    eventually(lambda: set(slot_states(segment)) == {shm.FREE}, 10, "the publisher taking the dead slot back")
+    assert pub.p.poll() is None
 
 
 def test_header_validation_refuses_what_does_not_add_up():
