@@ -167,12 +167,17 @@ def test_a_killed_python_subscriber_s_slot_comes_back(rig):
     pub = chatter_publisher(rig)
     echo = rig.spawn([python_exe(), "-m", "gecko", "echo", "--key", rig.key, "chatter", "--count", "1000000"])
     echo.wait_line("data: over shm", 10)  # a message received
+    assert [n for n in os.listdir("/dev/shm") if n.startswith("gecko-in-") and "-%d-" % echo.p.pid in n]
     [segment] = segments_of(pub.p.pid)
     eventually(lambda: slot_states(segment).count(shm.ACTIVE) == 1, 10, "the echo's slot")
     echo.p.send_signal(signal.SIGKILL)
     echo.p.wait(5)
     eventually(lambda: set(slot_states(segment)) == {shm.FREE}, 10, "the publisher taking the dead slot back")
     assert pub.p.poll() is None
+    # Its doorbell is named as C++ names them: the publisher, which found it
+    # from the slot's identity, removed it with the slot (else geckocore's sweep would).
+    eventually(lambda: not [n for n in os.listdir("/dev/shm") if n.startswith("gecko-in-") and
+                            "-%d-" % echo.p.pid in n], 15, "the dead subscriber's doorbell removed")
 
 
 def test_header_validation_refuses_what_does_not_add_up():
