@@ -5,6 +5,8 @@
 
 #include "node/subscriber_impl.hpp"
 
+#include <optional>
+
 #include "gecko/error.hpp"
 #include "gecko/time.hpp"
 #include "gecko/wire/announcement.hpp"
@@ -115,16 +117,19 @@ bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Vi
     if (callback_)
         throw Error(Errc::invalid_argument,
                     "subscriber of '" + topic_ + "' has a callback: its messages arrive through Node::spin()");
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     // keep-last-N: what we return is among the newest as of at most 1 ms
     // ago. (With nothing queued, the wait below looks at the links anyway.)
     if (!sink_.empty()) node_->inbound().drain_now(std::chrono::microseconds(1000));
+    // The clock only once we must wait: a stream whose messages are queued
+    // already reads it once per receive() (drain_now), not twice.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
     for (;;) {
         Delivery d;
         while (sink_.pop(d)) {
             if (deliver(d, visit, keep)) return true;
         }
-        if (closed() || !node_->inbound().wait([this] { return !sink_.empty(); }, deadline, options_.spin)) {
+        if (!deadline) deadline = std::chrono::steady_clock::now() + timeout;
+        if (closed() || !node_->inbound().wait([this] { return !sink_.empty(); }, *deadline, options_.spin)) {
             // A last look: something may have arrived with the deadline.
             if (sink_.pop(d) && deliver(d, visit, keep)) return true;
             return false;
