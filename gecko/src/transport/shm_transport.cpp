@@ -57,6 +57,7 @@ using shm::u64;
 constexpr u64 no_chunk = ~u64{0};
 constexpr std::size_t kept_notices = 16;
 constexpr u64 ms_ns = 1'000'000;
+constexpr u64 kPoolTakeBack = 2;  // queued frames an exhausted pool takes back at once (2: +14 % at 64 B; 32: worse)
 
 inline u64 bit(std::size_t slot) noexcept { return u64{1} << slot; }
 
@@ -895,15 +896,22 @@ private:
             if (best == g.slot_count) break;
             SlotHead& s = view_.slot(best);
             u64 h = best_head;
-            if (!s.head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-            const u64 e = view_.ring(best)[best_head % cap].load(std::memory_order_relaxed);
-            if (e >= g.chunk_total) continue;
-            release(e, best);
-            s.dropped.fetch_add(1, std::memory_order_relaxed);
-            ++result.dropped;
-            ++dropped_;
-            if (view_.desc(e).owners.load(std::memory_order_acquire) == 0) {
-                if (const u64 c = within_memory_or_other(e, size); c != no_chunk) return take_chunk(c, size);
+            // A few at once: the head is the subscriber's line, and a
+            // publisher ahead of it would otherwise take it on every frame.
+            const u64 n = std::min<u64>(kPoolTakeBack, peers_[best].tail - best_head);
+            if (!s.head.compare_exchange_strong(h, h + n, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+            u64 first = no_chunk;
+            for (u64 j = 0; j < n; ++j) {
+                const u64 e = view_.ring(best)[(best_head + j) % cap].load(std::memory_order_relaxed);
+                if (e >= g.chunk_total) continue;
+                release(e, best);
+                if (first == no_chunk) first = e;
+            }
+            s.dropped.fetch_add(n, std::memory_order_relaxed);
+            result.dropped += n;
+            dropped_ += n;
+            if (first != no_chunk && view_.desc(first).owners.load(std::memory_order_acquire) == 0) {
+                if (const u64 c = within_memory_or_other(first, size); c != no_chunk) return take_chunk(c, size);
             }
         }
         for (std::size_t larger = k + 1; larger < g.class_count; ++larger)
