@@ -148,6 +148,9 @@ class MessageInfo:
             self.sequence, self.publisher_id, self.latency_ns, self.wire_size)
 
 
+_SHM_MODES = ("auto", "off", "require")  # NodeOptions::shared_memory, GECKO_SHM
+
+
 class Options:
     """A node's options; from_env() reads the GECKO_* variables (as C++ NodeOptions::from_env)."""
 
@@ -171,7 +174,7 @@ class Options:
         self.send_queue = send_queue
         self.receive_queue = receive_queue
         self.max_message_size = max_message_size
-        if shared_memory not in ("auto", "off", "require"):
+        if shared_memory not in _SHM_MODES:
             raise Error("invalid_argument", "shared_memory='%s': expected auto, off or require" % shared_memory)
         self.shared_memory = shared_memory  # reading shm:// links of C++ publishers on this host
         self.shm_directory = shm_directory
@@ -196,7 +199,7 @@ class Options:
         if env("GECKO_SHM"):
             v = env("GECKO_SHM").strip().lower()
             o["shared_memory"] = {"0": "off"}.get(v, v)
-            if o["shared_memory"] not in ("auto", "off", "require"):
+            if o["shared_memory"] not in _SHM_MODES:
                 raise Error("invalid_argument", "GECKO_SHM='%s': expected auto, off or require" % v)
         o["shm_group"] = flag("GECKO_SHM_GROUP")
         if env("GECKO_SPIN_US"):

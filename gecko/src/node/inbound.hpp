@@ -106,7 +106,7 @@ private:
     void route(Frame& frame, std::int64_t receive_ns);
     void lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin);
     void wait_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin);
-    /// Busy-polls every port for up to spin_ (bounded by `timeout`): true if
+    /// Busy-polls every port for up to `spin` (bounded by `timeout`): true if
     /// something came (ports marked in fired_, or the node woken).
     bool spin_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin);
     void delivered();                        // wakes followers after a drain that delivered
