@@ -633,11 +633,22 @@ double ns_per_call(F&& f) {
 }
 
 struct Costs {
-    double gecko_codec_us;    ///< msgpack: encode + decode of the Request, encode + decode of the Answer
+    // msgpack, into a reused buffer and decoded into reused objects, as the
+    // Controller and the SimulationServer do on every step:
+    double request_encode_us{NAN};
+    double request_decode_us{NAN};
+    double answer_encode_us{NAN};
+    double answer_decode_us{NAN};
     double gateway_codec_us;  ///< the gateway's protobuf decode of the Control and encode of the Sensor, and
-                              ///< the Click client's encode and parse (on top of gecko_codec_us)
+                              ///< the Click client's encode and parse (on top of gecko_codec_us())
     double inproc_gecko_cpu_us{NAN};  ///< CPU per step, Controller <-> SimulationServer in one process over inproc
     double inproc_raw_cpu_us{NAN};    ///< CPU per step, raw REQ/REP in one process over inproc
+    /// Everything the two envelopes cost a step: both encoded, both decoded.
+    double gecko_codec_us() const { return request_encode_us + request_decode_us + answer_encode_us + answer_decode_us; }
+    std::string gecko_codec_parts() const {
+        return "Request encode " + fmt(request_encode_us, 2) + " + decode " + fmt(request_decode_us, 2) +
+               ", Answer encode " + fmt(answer_encode_us, 2) + " + decode " + fmt(answer_decode_us, 2) + " µs";
+    }
 };
 
 Costs measure_costs(const Scene& scene) {
@@ -651,18 +662,25 @@ Costs measure_costs(const Scene& scene) {
     answer.kind = gecko::click::AnswerKind::sensor;
     answer.simulation = "sim";
     answer.sensor = scene.sensor;
+    Costs costs{};
     gecko::Buffer buffer;
-    const double gecko_ns = ns_per_call([&] {
-        buffer.clear();
-        gecko::codec::encode(buffer, request);
-        gecko::click::Request r;
-        gecko::codec::decode(buffer.data(), buffer.size(), r);
-        buffer.clear();
-        gecko::codec::encode(buffer, answer);
-        gecko::click::Answer a;
-        gecko::codec::decode(buffer.data(), buffer.size(), a);
-        do_not_optimize(a.answers);
-    });
+    const auto parts = [&](const auto& message, auto& decoded, double& encode_us, double& decode_us) {
+        encode_us = ns_per_call([&] {
+                        buffer.clear();
+                        gecko::codec::encode(buffer, message);
+                        do_not_optimize(buffer.size());
+                    }) /
+                    1000.0;
+        decode_us = ns_per_call([&] {
+                        gecko::codec::decode(buffer.data(), buffer.size(), decoded);
+                        do_not_optimize(decoded.controller_id.size());
+                    }) /
+                    1000.0;
+    };
+    gecko::click::Request request_in;
+    gecko::click::Answer answer_in;
+    parts(request, request_in, costs.request_encode_us, costs.request_decode_us);
+    parts(answer, answer_in, costs.answer_encode_us, costs.answer_decode_us);
     pb::ControlMessage control = scene.click_control;
     pb::SensorMessage sensor;
     std::string bytes;
@@ -673,7 +691,8 @@ Costs measure_costs(const Scene& scene) {
         sensor.ParseFromString(std::get<std::string>(encoded));  // the client
         do_not_optimize(decoded.index());
     });
-    return Costs{gecko_ns / 1000.0, click_ns / 1000.0};
+    costs.gateway_codec_us = click_ns / 1000.0;
+    return costs;
 }
 
 /// CPU time of this process (every thread), µs.
@@ -866,7 +885,7 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
                     verdict = r <= kTarget ? "ok"
                                            : "miss: +" + fmt(extra, 0) + " µs/step; msgpack encode/decode of the Request "
                                              "and Answer envelopes is " +
-                                                 fmt(costs.gecko_codec_us, 0) +
+                                                 fmt(costs.gecko_codec_us(), 0) +
                                                  " µs of it (in-process), the rest Controller and SimulationServer "
                                                  "work on the critical path (spine cycle, answer cache copy) and "
                                                  "wake-ups: see the CPU note";
@@ -927,7 +946,7 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
         "Answer envelopes (each frame also carries Gecko's header and the type name); the gateway row's are Click's "
         "on the client side and gecko's between gateway and simulation. The simulation does no physics (a prebuilt "
         "Sensor). In-process codec cost per step: msgpack envelopes " +
-        fmt(costs.gecko_codec_us, 1) + " µs; Click protobuf (client encode/parse + gateway decode/encode) " +
+        fmt(costs.gecko_codec_us(), 1) + " µs (" + costs.gecko_codec_parts() + "); Click protobuf (client encode/parse + gateway decode/encode) " +
         fmt(costs.gateway_codec_us, 1) + " µs. CPU time per step with both ends in one process over inproc (all threads, median of 8 blocks; noisy on a shared VM): gecko " +
         fmt(costs.inproc_gecko_cpu_us, 1) + " µs, raw REQ/REP " + fmt(costs.inproc_raw_cpu_us, 1) + " µs.");
     table.notes.push_back(std::to_string(misses) + " row(s) miss the target." +
@@ -952,6 +971,8 @@ int main(int argc, char** argv) {
     args.integer("--rounds", rounds, 10, 100000, "N", "measured round trips per stack and run (default 2000)");
     args.integer("--profile", profile, 1, 10000000, "STEPS",
                  "only run STEPS gecko steps in this process over inproc and print the CPU time per step (for perf)");
+    bool codec_only = false;
+    args.flag("--codec", codec_only, "only measure the envelopes' encode and decode per step, in this process");
     args.parse_or_exit(argc, argv);
     const bool reps_given = reps != 0, rounds_given = rounds != 0;
     if (reps_given) options.reps = static_cast<int>(reps);
@@ -965,7 +986,7 @@ int main(int argc, char** argv) {
     gecko::set_log_level(std::getenv("GECKO_BENCH_DEBUG") ? gecko::LogLevel::debug : gecko::LogLevel::warn);
     try {
         // First, before anything forks: our own RouDi, and a supervisor process that stops it after the run.
-        iceoryx::start(profile == 0);
+        iceoryx::start(profile == 0 && !codec_only);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gecko_lockstep_bench: FAILED: %s\n", e.what());
         return 2;
@@ -993,6 +1014,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         Costs costs = measure_costs(scene);
+        if (codec_only) {
+            std::cout << "msgpack envelopes per step: " << fmt(costs.gecko_codec_us(), 2) << " µs ("
+                      << costs.gecko_codec_parts() << ")\n";
+            return 0;
+        }
         measure_inproc(scene, options.quick ? 300 : 2000, costs);
         // Now that nothing runs in this process any more: the iceoryx responder, then our iceoryx runtime.
         iceoryx::start_peer(lockstep_iceoryx::serve);

@@ -292,11 +292,22 @@ constexpr const char* type_name_or_empty() noexcept {
 // Encoding (through msgpack-c's packer)
 // ===========================================================================
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_wire_size() {
+    throw Error(Errc::invalid_argument, "gecko: a container of more than 2^32-1 elements cannot be encoded");
+}
+
 /// msgpack sizes are 32-bit.
 inline std::uint32_t wire_size(std::size_t n) {
-    if (n > 0xffffffffu) throw Error(Errc::invalid_argument, "gecko: a container of more than 2^32-1 elements cannot be encoded");
+    if (n > 0xffffffffu) fail_wire_size();
     return static_cast<std::uint32_t>(n);
 }
+
+/// Packers that write a whole str at once and give room to write in place
+/// (gecko::wire::BasicPacker; msgpack-c's packer does neither).
+template <class Packer, class = void>
+struct has_room : std::false_type {};
+template <class Packer>
+struct has_room<Packer, std::void_t<decltype(std::declval<Packer&>().room(std::size_t{}))>> : std::true_type {};
 
 /// Appends raw bytes through the packer (pack_str_body is msgpack-c's plain append).
 template <class Packer>
@@ -334,6 +345,10 @@ std::size_t store_float(char* out, F v) noexcept {
 // vector or BytesView), and buffers memcpy from it.
 template <class Packer>
 void pack_str(Packer& pk, std::string_view s) {
+    if constexpr (has_room<Packer>::value) {
+        pk.pack(std::string_view(s.data(), wire_size(s.size())));
+        return;
+    }
     pk.pack_str(wire_size(s.size()));
     if (!s.empty()) pk.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
 }
@@ -402,6 +417,11 @@ void pack_value(Packer& pk, const V& v) {
         pack_bin(pk, v.data(), v.size());
     } else if constexpr (std::is_same_v<V, BytesToFill>) {
         pack_room(pk, v);
+    } else if constexpr (is_float_container<V>::value && has_room<Packer>::value) {
+        pk.pack_array(wire_size(v.size()));
+        constexpr std::size_t each = sizeof(typename V::value_type) == 8 ? 9 : 5;
+        char* out = reinterpret_cast<char*>(pk.room(v.size() * each));
+        for (const auto x : v) out += store_float(out, x);
     } else if constexpr (is_float_container<V>::value) {
         pk.pack_array(wire_size(v.size()));
         char buf[64 * 9];  // batch appends: one write per 64 elements
@@ -468,13 +488,23 @@ void read_message(Reader& r, T& msg);
 
 [[noreturn]] void fail_key(Reader& r, const char* expected);
 
+/// `a == b` for short strings: field names are a few bytes long, and a
+/// library memcmp call per key was most of the cost of decoding an Imu.
+inline bool same_name(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != b[i]) return false;
+    }
+    return true;
+}
+
 template <class E>
 void read_enum(Reader& r, E& v) {
     constexpr const auto& table = enum_table<E>;
     std::string_view name;
     if (r.try_read_str(name)) {
         for (std::size_t i = 0; i < table.names.size(); ++i) {
-            if (table.names[i] == name) {
+            if (same_name(table.names[i], name)) {
                 v = table.values[i];
                 return;
             }
@@ -534,10 +564,12 @@ void read_string_map(Reader& r, V& v) {
     for (std::uint32_t i = 0; i < count; ++i) {
         std::string_view key;
         if (!r.try_read_str(key)) fail_key(r, "str keys");
-        while (reuse != old.end() && reuse->first.compare(key) < 0) ++reuse;
+        // The next old key is usually this one: no ordered comparison then.
+        if (reuse != old.end() && !same_name(reuse->first, key))
+            while (reuse != old.end() && reuse->first.compare(key) < 0) ++reuse;
         typename V::iterator at;
         bool inserted = false;
-        if (reuse != old.end() && reuse->first == key) {
+        if (reuse != old.end() && same_name(reuse->first, key)) {
             auto result = v.insert(old.extract(reuse++));
             at = result.position;
             inserted = result.inserted;
@@ -614,16 +646,6 @@ void read_value(Reader& r, V& v) {
                       "std::vector<std::uint8_t>, gecko::BytesView, std::vector, std::array, std::optional, "
                       "std::map<std::string, T>, a GECKO_MSG_FIELDS struct or a GECKO_MSG_ENUM enum");
     }
-}
-
-/// `a == b` for short strings: field names are a few bytes long, and a
-/// library memcmp call per key was most of the cost of decoding an Imu.
-inline bool same_name(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i] != b[i]) return false;
-    }
-    return true;
 }
 
 /// Index of the field named `key`, trying `cursor` first; N if none.

@@ -19,6 +19,24 @@
 
 namespace gecko::wire {
 
+/// Copies `n` < 32 bytes with a few fixed-size moves, overlapping where `n`
+/// is not a power of two: a library memcpy call costs more than the few bytes
+/// of a field name or an enumerator.
+inline void copy_short(std::uint8_t* to, const char* from, std::size_t n) noexcept {
+    if (n >= 16) {
+        std::memcpy(to, from, 16);
+        std::memcpy(to + n - 16, from + n - 16, 16);
+    } else if (n >= 8) {
+        std::memcpy(to, from, 8);
+        std::memcpy(to + n - 8, from + n - 8, 8);
+    } else if (n >= 4) {
+        std::memcpy(to, from, 4);
+        std::memcpy(to + n - 4, from + n - 4, 4);
+    } else {
+        for (std::size_t i = 0; i < n; ++i) to[i] = static_cast<std::uint8_t>(from[i]);
+    }
+}
+
 template <class Stream>
 class BasicPacker {
 public:
@@ -50,11 +68,22 @@ public:
         return head<8>(0xcb, bits);
     }
 
-    /// A str: header and bytes.
+    /// A str: header and bytes; a short one (a field name, an enumerator)
+    /// in one step.
     Packer& pack(std::string_view text) {
-        pack_str(static_cast<std::uint32_t>(text.size()));
-        return raw(text.data(), text.size());
+        const std::size_t n = text.size();
+        if (n < 32) {
+            std::uint8_t* p = out_.extend(1 + n);
+            p[0] = static_cast<std::uint8_t>(0xa0 | n);
+            copy_short(p + 1, text.data(), n);
+            return *this;
+        }
+        pack_str(static_cast<std::uint32_t>(n));
+        return raw(text.data(), n);
     }
+
+    /// Room for `n` bytes written in place (floats of an array, stored as they are converted).
+    std::uint8_t* room(std::size_t n) { return out_.extend(n); }
 
     Packer& pack_str(std::uint32_t n) {
         if (n < 32) return byte(static_cast<std::uint8_t>(0xa0 | n));
