@@ -414,7 +414,8 @@ TEST_CASE("the doorbell: event_fd fires and wait() wakes when a frame arrives fo
     p.events();
     Frame f;
     for (int round = 0; round < 3; ++round) {
-        CHECK_FALSE(p.in->take(f));  // empty: the subscriber armed its doorbell
+        CHECK_FALSE(p.in->take(f));
+        CHECK(p.in->prepare_wait());  // empty: the subscriber armed its doorbell
         pollfd before{p.in->event_fd(), POLLIN, 0};
         CHECK(::poll(&before, 1, 0) == 0);
         auto fa = frame(a, 64, 0, static_cast<std::uint32_t>(round));

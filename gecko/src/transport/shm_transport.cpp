@@ -1264,10 +1264,10 @@ public:
             check_links(false);
         }
         if (take_any(out)) return true;
-        // Nothing: say we sleep, then look once more (a frame queued after
-        // this look rings the doorbell, which is what event_fd() reports).
-        arm();
-        if (take_any(out)) return true;
+        // Nothing. The doorbell is armed by whoever then sleeps (wait(),
+        // prepare_wait()), not here: a caller that busy-polls next never
+        // writes `armed`, so the publisher's look at it stays a cache hit
+        // (a miss on every frame of a lockstep step otherwise).
         check_due_ = true;
         return false;
     }
