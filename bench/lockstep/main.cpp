@@ -643,6 +643,8 @@ struct Costs {
                               ///< the Click client's encode and parse (on top of gecko_codec_us())
     double inproc_gecko_cpu_us{NAN};  ///< CPU per step, Controller <-> SimulationServer in one process over inproc
     double inproc_raw_cpu_us{NAN};    ///< CPU per step, raw REQ/REP in one process over inproc
+    double frames_spin_p50_us{NAN};   ///< the spin stack's transport alone: raw frames, round trip p50
+    double frames_spin_p99_us{NAN};
     /// Everything the two envelopes cost a step: both encoded, both decoded.
     double gecko_codec_us() const { return request_encode_us + request_decode_us + answer_encode_us + answer_decode_us; }
     std::string gecko_codec_parts() const {
@@ -693,6 +695,62 @@ Costs measure_costs(const Scene& scene) {
     });
     costs.gateway_codec_us = click_ns / 1000.0;
     return costs;
+}
+
+/// The spin stack's transport alone, for the note under the table: frames
+/// of the envelopes' sizes through Gecko's untyped layer (RawPublisher,
+/// RawSubscriber: no codec, no lockstep protocol) over shared memory, to an
+/// echo process, both ends spinning kSpin. The spin row minus this is what
+/// the Click step itself costs (its codec and bookkeeping).
+void measure_frames_spin(const Scene& scene, int rounds, Costs& costs) {
+    const std::string request = make_endpoint(Transport::shm, "frames-request");
+    const std::string answer = make_endpoint(Transport::shm, "frames-answer");
+    // Bytes the untyped layer passes through as they are: a msgpack bin of each envelope's size.
+    const auto payload = [](std::size_t size) {
+        gecko::Buffer b;
+        gecko::wire::Packer(b).pack_bin(static_cast<std::uint32_t>(size - 5));
+        b.resize(size);
+        return std::vector<std::uint8_t>(b.data(), b.data() + b.size());
+    };
+    const auto request_bytes = payload(scene.gecko_request_bytes), answer_bytes = payload(scene.gecko_answer_bytes);
+    const int total = rounds + std::max(20, rounds / 20);
+    Child echo([&](Child& self) {
+        gecko::Node node = bench_node("bench-frames-echo", answer, request, kSpin);
+        auto sub = node.raw_subscriber("frames-request");
+        auto pub = node.raw_publisher("frames-answer", "gecko.bench.Frame");
+        self.send(PipeMsg{kReady});
+        for (int i = 0; i < total; ++i) {
+            if (!sub.receive(kStepTimeout, [](const gecko::RawView&) {})) return 1;
+            pub.publish(answer_bytes.data(), answer_bytes.size());
+        }
+        wait_done(self);
+        return 0;
+    });
+    PipeMsg m;
+    if (!echo.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall("the frames echo process did not start");
+    std::vector<double> rtt;
+    {
+        gecko::Node node = bench_node("bench-frames", request, answer, kSpin);
+        auto pub = node.raw_publisher("frames-request", "gecko.bench.Frame");
+        auto sub = node.raw_subscriber("frames-answer");
+        if (!pub.wait_for_subscribers(1, kSetupTimeout)) throw Stall("frames: the echo never subscribed");
+        // Until the echo's answers come (its publisher may not have our subscription yet).
+        for (int tries = 0;; ++tries) {
+            pub.publish(request_bytes.data(), request_bytes.size());
+            if (sub.receive(std::chrono::milliseconds(100), [](const gecko::RawView&) {})) break;
+            if (tries == 100) throw Stall("frames: no echo within 10 s");
+        }
+        for (int i = 1; i < total; ++i) {
+            const std::int64_t t0 = mono_ns();
+            pub.publish(request_bytes.data(), request_bytes.size());
+            if (!sub.receive(kStepTimeout, [](const gecko::RawView&) {})) throw Stall("frames: an echo did not come");
+            if (i > total - rounds) rtt.push_back(static_cast<double>(mono_ns() - t0) / 1000.0);
+        }
+    }
+    echo.send(PipeMsg{kDone});
+    echo.join(milliseconds(10000), "frames echo process");
+    costs.frames_spin_p50_us = percentile(rtt, 50);
+    costs.frames_spin_p99_us = percentile(rtt, 99);
 }
 
 /// CPU time of this process (every thread), µs.
@@ -904,7 +962,9 @@ void report(const LockstepOptions& options, const Scene& scene, const Costs& cos
                     bytes = std::to_string(scene.gecko_request_bytes) + " → " + std::to_string(scene.gecko_answer_bytes);
                     verdict = "not in the rotation: back to back after it, both nodes spin " +
                               std::to_string(kSpin.count()) + " µs before they block (NodeOptions::spin); issue 11 "
-                              "target ≤ 1.2× iceoryx busy-poll";
+                              "target ≤ 1.2× iceoryx busy-poll. Its transport alone (raw frames of these sizes, "
+                              "RawPublisher/RawSubscriber, same spin, after the runs): p50 " +
+                              fmt(costs.frames_spin_p50_us, 2) + ", p99 " + fmt(costs.frames_spin_p99_us, 2) + " µs";
                     break;
                 case Path::iceoryx_waitset:
                 case Path::iceoryx_busy:
@@ -1030,6 +1090,7 @@ int main(int argc, char** argv) {
                 pooled[k].insert(pooled[k].end(), runs.back()[k].begin(), runs.back()[k].end());
         }
         iceoryx::stop_peer();
+        measure_frames_spin(scene, options.rounds, costs);
         report(options, scene, costs, pooled, runs);
     } catch (const std::exception& e) {
         kill_children();
