@@ -162,7 +162,7 @@ TEST_CASE("loans over ZeroMQ and to subscribers on other transports work the sam
     }
 }
 
-TEST_CASE("loan misuse is a clear error; an unpublished loan gives its memory back", "[shm][loans]") {
+TEST_CASE("loan misuse is a clear error, and an unpublished loan gives its memory back", "[shm][loans]") {
     auto a = node("p", {"shm"});
     auto pub = a.publisher<gecko::msgs::String>("text");
     auto other = a.publisher<gecko::msgs::String>("other");

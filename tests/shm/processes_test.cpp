@@ -177,7 +177,7 @@ TEST_CASE("geckocore removes the segment and doorbell a publisher killed with -9
     CHECK(contains(dir.entries(), alive_name));
 }
 
-TEST_CASE("with group access, another user of the group links over shared memory; without, it cannot open it",
+TEST_CASE("with group access, another user of the group links over shared memory, and without it cannot open it",
           "[shm][processes][group]") {
     Dir dir;
     for (const bool group : {true, false}) {
