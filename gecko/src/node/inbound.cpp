@@ -22,10 +22,11 @@ constexpr std::int64_t app_quiet_ns = 10'000'000;
 // At most this many frames per drain before the holder looks at its own wait again.
 constexpr int drain_budget = 512;
 
-std::int64_t steady_now_ns() noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+std::int64_t steady_ns_of(std::chrono::steady_clock::time_point t) noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
+
+std::int64_t steady_now_ns() noexcept { return steady_ns_of(std::chrono::steady_clock::now()); }
 
 void signal(int fd) noexcept {
     const std::uint64_t one = 1;
@@ -365,7 +366,7 @@ void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadlin
         apply_pending();
         if (drain(false)) delivered();
         const auto now = Clock::now();
-        last_app_drain_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+        last_app_drain_ns_ = steady_ns_of(now);
         if (ready() || closed_.load() || !gecko::ok()) return;
         if (now >= deadline) return;
         wait_ports(deadline - now, spin);
@@ -414,7 +415,7 @@ void Inbound::wait_ports(std::chrono::nanoseconds timeout, std::chrono::microsec
 // A node with links on several ports (shared memory to its peers, plus the
 // inproc link to itself on ZeroMQ's port) spins too: ports that can say from
 // memory whether frames wait are asked on every turn, the others (and the
-// node's wake-up and shutdown fds) get a poll() without timeout every 32nd.
+// node's wake-up and shutdown fds) get a poll() without timeout every 512th.
 bool Inbound::spin_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin) {
     // Timed from the first look at the clock, 32 turns in (~1 µs): a frame
     // that comes sooner costs no clock read at all.

@@ -1267,20 +1267,9 @@ public:
         // Nothing. The doorbell is armed by whoever then sleeps (wait(),
         // prepare_wait()), not here: a caller that busy-polls next never
         // writes `armed`, so the publisher's look at it stays a cache hit
-        // (a miss on every frame of a lockstep step otherwise). Woken by a
-        // doorbell (the publisher took our arm and rang): its byte is drained
-        // here, as arm() would, so that ready_now() says false again.
-        bool rung = false;
-        for (Link* l : links_) {
-            if (l->armed_by_us && l->view.slot(l->slot).armed.load(std::memory_order_relaxed) == 0) {
-                l->armed_by_us = false;
-                rung = true;
-            }
-        }
-        if (rung || bytes_possible_) {
-            bell_->drain();
-            bytes_possible_ = false;
-        }
+        // (a miss on every frame of a lockstep step otherwise). A doorbell
+        // that woke us is emptied, so that ready_now() says false again.
+        drain_if_rung();
         check_due_ = true;
         return false;
     }
@@ -1482,20 +1471,30 @@ private:
         }
     }
 
-    void arm() {
+    // A publisher that cleared a flag we had set wrote (or is writing) a byte
+    // into our doorbell: empty it (a byte still on its way is emptied by the
+    // next prepare_wait(), or wakes a wait() once).
+    void drain_if_rung() {
         bool rung = false;
         for (Link* l : links_) {
-            auto& armed = l->view.slot(l->slot).armed;
-            // The publisher cleared our flag: it wrote (or is writing) a byte.
-            if (l->armed_by_us && armed.load(std::memory_order_relaxed) == 0) rung = true;
-            armed.store(1, std::memory_order_seq_cst);
+            if (l->armed_by_us && l->view.slot(l->slot).armed.load(std::memory_order_relaxed) == 0) {
+                l->armed_by_us = false;
+                rung = true;
+            }
+        }
+        if (rung || bytes_possible_) bell_->drain();
+        bytes_possible_ = false;
+    }
+
+    void arm() {
+        drain_if_rung();
+        for (Link* l : links_) {
+            l->view.slot(l->slot).armed.store(1, std::memory_order_seq_cst);
             l->armed_by_us = true;
         }
         // Our stores of `armed` before our next reads of `tail` (the publisher
         // stores `tail` before it reads `armed`): one of us sees the other.
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (rung || bytes_possible_) bell_->drain();
-        bytes_possible_ = false;
     }
 
     void disarm() {
