@@ -110,6 +110,17 @@ struct WithBlob {
     GECKO_MSG_FIELDS(name, payload)
 };
 
+/// A field name too long for a fixstr (32 bytes or more): keyed the general way.
+struct LongName {
+    static constexpr const char* type_name = "test.LongName";
+    double a_field_name_of_more_than_thirty_two_bytes = 0;
+    double b = 0;
+    bool operator==(const LongName& o) const {
+        return a_field_name_of_more_than_thirty_two_bytes == o.a_field_name_of_more_than_thirty_two_bytes && b == o.b;
+    }
+    GECKO_MSG_FIELDS(a_field_name_of_more_than_thirty_two_bytes, b)
+};
+
 /// A recursive type: nesting is bounded by the input, so the decoder must bound it.
 struct Tree {
     static constexpr const char* type_name = "test.Tree";
@@ -310,6 +321,51 @@ TEST_CASE("keys match by name in any order", "[wire][message][evolution]") {
         pk.pack(2);  // an int where a double belongs: Python writes 2, not 2.0
     });
     CHECK(decoded<gecko::msgs::Vector3>(b) == gecko::msgs::Vector3{1.5, 2.0, 3.5});
+}
+
+// The decoder reads keys in declaration order while they come so (as Gecko
+// writes them), and the general way from where the order breaks.
+TEST_CASE("keys that leave the declared order part-way are read by name from there", "[wire][message][keys]") {
+    const auto three = [](const char* k1, double v1, const char* k2, double v2, const char* k3, double v3) {
+        return packed([=](Packer& pk) {
+            pk.pack_map(3);
+            pk.pack(std::string(k1));
+            pk.pack(v1);
+            pk.pack(std::string(k2));
+            pk.pack(v2);
+            pk.pack(std::string(k3));
+            pk.pack(v3);
+        });
+    };
+    CHECK(decoded<gecko::msgs::Vector3>(three("x", 1.5, "z", 3.5, "y", 2.5)) == gecko::msgs::Vector3{1.5, 2.5, 3.5});
+    CHECK(decoded<gecko::msgs::Vector3>(three("y", 2.5, "x", 1.5, "z", 3.5)) == gecko::msgs::Vector3{1.5, 2.5, 3.5});
+
+    // In order, then an unknown key where the last field belongs: that field is absent (its default).
+    gecko::msgs::Vector3 out{9.0, 9.0, 9.0};
+    const Bytes unknown = three("x", 1.5, "y", 2.5, "w", 7.0);
+    gecko::wire::decode(unknown.data(), unknown.size(), out);
+    CHECK(out == gecko::msgs::Vector3{1.5, 2.5, 0.0});
+
+    // Every field in order, then more entries: an unknown one is skipped, a repeated one refused.
+    const auto four = [](const char* extra) {
+        return packed([=](Packer& pk) {
+            pk.pack_map(4);
+            for (const char* k : {"x", "y", "z", extra}) {
+                pk.pack(std::string(k));
+                pk.pack(1.0);
+            }
+        });
+    };
+    CHECK(decoded<gecko::msgs::Vector3>(four("w")) == gecko::msgs::Vector3{1.0, 1.0, 1.0});
+    CHECK(error_of<gecko::msgs::Vector3>(four("y")) == "gecko.msgs.Vector3: field 'y' appears twice in the map");
+
+    // A key that only starts like the expected one is another key.
+    CHECK(decoded<gecko::msgs::Vector3>(three("x", 1.0, "yy", 5.0, "z", 3.0)) == gecko::msgs::Vector3{1.0, 0.0, 3.0});
+
+    // A name too long for a fixstr, written by Gecko, read back.
+    const wt::LongName l{4.5, -1.0};
+    CHECK(decoded<wt::LongName>(wire(l)) == l);
+    CHECK(wire(l)[1] == 0xd9);  // str8: the long name's header
 }
 
 TEST_CASE("decoding in place keeps the output's memory", "[wire][message]") {

@@ -33,7 +33,7 @@ public:
         size_ += n;
     }
     /// Grows the size by `n` and returns where those (uninitialised) bytes start.
-    std::uint8_t* extend(std::size_t n) {
+    [[gnu::always_inline]] std::uint8_t* extend(std::size_t n) {
         if (n > capacity_ - size_) grow(size_ + n);
         std::uint8_t* at = data_ + size_;
         size_ += n;

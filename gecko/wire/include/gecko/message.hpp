@@ -231,6 +231,25 @@ constexpr bool valid_names(const std::array<std::string_view, N>& names) noexcep
     return true;
 }
 
+/// A field name as msgpack writes it, a fixstr: its header byte, then its
+/// bytes. Written and matched with a size known at compile time, so that a
+/// key is a few fixed-size moves or compares instead of a loop (names of 32
+/// bytes or more, which need a longer header, take the general path).
+template <class T, std::size_t I>
+struct wire_key {
+    static constexpr std::string_view name = T::gecko_field_names[I];
+    static constexpr bool fixstr = name.size() < 32;
+    static constexpr std::size_t size = name.size() + 1;
+
+    static constexpr std::array<std::uint8_t, size> encode() noexcept {
+        std::array<std::uint8_t, size> out{};
+        out[0] = static_cast<std::uint8_t>(0xa0 | (name.size() & 0x1f));
+        for (std::size_t i = 0; i < name.size(); ++i) out[i + 1] = static_cast<std::uint8_t>(name[i]);
+        return out;
+    }
+    static constexpr std::array<std::uint8_t, size> bytes = encode();
+};
+
 // ===========================================================================
 // Field type families
 // ===========================================================================
@@ -456,11 +475,21 @@ void pack_value(Packer& pk, const V& v) {
     }
 }
 
+template <class T, std::size_t I, class Packer>
+void pack_key(Packer& pk) {
+    using Key = wire_key<T, I>;
+    if constexpr (has_room<Packer>::value && Key::fixstr) {
+        std::memcpy(pk.room(Key::size), Key::bytes.data(), Key::size);
+    } else {
+        pack_str(pk, Key::name);
+    }
+}
+
 template <class Packer, class T, std::size_t... I>
 void pack_fields(Packer& pk, const T& msg, std::index_sequence<I...>) {
     pk.pack_map(static_cast<std::uint32_t>(sizeof...(I)));
     [[maybe_unused]] const auto fields = msg.gecko_fields();
-    ((pack_str(pk, T::gecko_field_names[I]), pack_value(pk, std::get<I>(fields))), ...);
+    ((pack_key<T, I>(pk), pack_value(pk, std::get<I>(fields))), ...);
 }
 
 /// Packs a GECKO_MSG_FIELDS struct as a map of its fields.
@@ -669,6 +698,33 @@ void reset_absent(Fields& fields, const std::array<bool, N>& seen, std::index_se
     ((seen[I] ? void() : void(std::get<I>(fields) = std::get<I>(default_instance<T>().gecko_fields()))), ...);
 }
 
+// Field I, if the next key is its name: read, true; else false, nothing consumed.
+template <class T, std::size_t I, class Fields>
+bool read_field_if_next(Reader& r, Fields& fields) {
+    using Key = wire_key<T, I>;
+    if constexpr (!Key::fixstr) {
+        return false;
+    } else {
+        if (!r.try_read_exactly(Key::bytes)) return false;
+        try {
+            read_value(r, std::get<I>(fields));
+        } catch (DecodeError& e) {
+            e.nest_field(Key::name);
+            throw;
+        }
+        return true;
+    }
+}
+
+// Reads fields in declaration order while the keys follow it; returns how
+// many it read (N when the map is the way Gecko writes it).
+template <class T, class Fields, std::size_t... I>
+std::size_t read_fields_in_order(Reader& r, Fields& fields, std::index_sequence<I...>) {
+    std::size_t done = 0;
+    (void)((read_field_if_next<T, I>(r, fields) && (++done, true)) && ...);
+    return done;
+}
+
 /// Reads a map into a GECKO_MSG_FIELDS struct, in place (see the top of this file).
 template <class T>
 void read_message(Reader& r, T& msg) {
@@ -676,9 +732,19 @@ void read_message(Reader& r, T& msg) {
     const std::uint32_t count = r.read_map("a map (a message)");
     Reader::Nesting level(r);
     auto fields = msg.gecko_fields();
+    // Gecko writes every field, in order: each key is then matched against
+    // the one expected with compares of a size known at compile time, and no
+    // field is absent. Whatever does not follow that order goes the general
+    // way below, from where the order broke.
+    std::size_t in_order = 0;
+    if (count >= n) {
+        in_order = read_fields_in_order<T>(r, fields, std::make_index_sequence<n>{});
+        if (in_order == n && count == n) return;
+    }
     std::array<bool, n> seen{};
-    std::size_t cursor = 0;
-    for (std::uint32_t i = 0; i < count; ++i) {
+    for (std::size_t k = 0; k < in_order; ++k) seen[k] = true;
+    std::size_t cursor = in_order;
+    for (std::uint32_t i = static_cast<std::uint32_t>(in_order); i < count; ++i) {
         std::string_view key;
         if (!r.try_read_str(key)) fail_key(r, "str field names");
         const std::size_t index = find_field<T>(key, cursor);

@@ -34,6 +34,7 @@
 #include <gecko/bytes_view.hpp>
 #include <gecko/error.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -230,6 +231,16 @@ public:
         return true;
     }
 
+    /// Consumes the next N bytes if they are exactly `bytes` (an encoded
+    /// value known at compile time, such as a field name with its header):
+    /// true; else false, consuming nothing. Never throws.
+    template <std::size_t N>
+    [[gnu::always_inline]] bool try_read_exactly(const std::array<std::uint8_t, N>& bytes) noexcept {
+        if (remaining() < N || !same_bytes<N>(p_, bytes.data())) return false;
+        p_ += N;
+        return true;
+    }
+
     /// A bin, as a view into the input.
     /// @throws DecodeError unless the next value is a bin that fits in the input.
     BytesView read_bin() {
@@ -358,6 +369,35 @@ public:
     static const char* type_word(std::uint8_t first_byte) noexcept;
 
 private:
+    // a[0, N) == b[0, N) in a few fixed-size compares (overlapping where N
+    // is not a power of two), for the short N of field names: a library
+    // memcmp call costs more than the compare.
+    template <std::size_t N>
+    [[gnu::always_inline]] static bool same_bytes(const std::uint8_t* a, const std::uint8_t* b) noexcept {
+        if constexpr (N > 32) {
+            return std::memcmp(a, b, N) == 0;
+        } else if constexpr (N >= 16) {
+            return same_word<8>(a, b) && same_word<8>(a + 8, b + 8) && same_word<8>(a + N - 16, b + N - 16) &&
+                   same_word<8>(a + N - 8, b + N - 8);
+        } else if constexpr (N >= 8) {
+            return same_word<8>(a, b) && same_word<8>(a + N - 8, b + N - 8);
+        } else if constexpr (N >= 4) {
+            return same_word<4>(a, b) && same_word<4>(a + N - 4, b + N - 4);
+        } else {
+            for (std::size_t i = 0; i < N; ++i)
+                if (a[i] != b[i]) return false;
+            return true;
+        }
+    }
+    template <std::size_t W>
+    [[gnu::always_inline]] static bool same_word(const std::uint8_t* a, const std::uint8_t* b) noexcept {
+        using Word = std::conditional_t<W == 8, std::uint64_t, std::uint32_t>;
+        Word x, y;
+        std::memcpy(&x, a, W);
+        std::memcpy(&y, b, W);
+        return x == y;
+    }
+
     std::uint8_t peek_byte() const {
         if (p_ == end_) fail_end();
         return *p_;
