@@ -16,7 +16,6 @@
 #include "gecko/click/simulation.hpp"
 
 #include "gecko/signals.hpp"
-#include "gecko/wire/assign.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -25,6 +24,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace gecko::click {
 
@@ -213,7 +213,7 @@ struct SimulationServer::Impl {
 
     // ---- requests ----------------------------------------------------------
 
-    void handle(const Request& r) {
+    void handle(Request& r) {
         ++live.requests;
         const auto now = Clock::now();
 
@@ -255,7 +255,7 @@ struct SimulationServer::Impl {
         remember(r, std::move(answer), now);
     }
 
-    Answer serve(const Request& r, Clock::time_point now) {
+    Answer serve(Request& r, Clock::time_point now) {
         if (r.controller_id.empty()) return error_answer(r, "request without a controller_id");
 
         // One controller at a time.
@@ -334,7 +334,9 @@ struct SimulationServer::Impl {
                     // the watchdog's refusal).
                     if (auto wrong = restart(false)) return error_answer(r, *wrong);
                 }
-                wire::assign(pending_control, *r.control);  // in place: its maps and vectors keep their memory step to step
+                // Swapped, not copied: the request decodes the next Control into
+                // this one's memory (the same shape, step to step).
+                std::swap(pending_control, *r.control);
                 has_pending_control = true;
                 auto a = run_request(spine::Request::action);
                 has_pending_control = false;
