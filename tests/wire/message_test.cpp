@@ -392,6 +392,40 @@ TEST_CASE("decoding in place keeps the output's memory", "[wire][message]") {
     CHECK(&out.words[0] == first_word);
 }
 
+TEST_CASE("a map decoded in place keeps the nodes of keys that come again, and only the keys given", "[wire][message]") {
+    wt::Everything e;
+    const auto with_keys = [](std::vector<std::string> keys) {
+        wt::Everything in;
+        for (const auto& k : keys) in.by_name[k] = wt::Inner{static_cast<std::int32_t>(k.size()), k};
+        return wire(in);
+    };
+    const auto decode_into = [&e](const Bytes& b) { gecko::wire::decode(b.data(), b.size(), e); };
+    const auto keys = [&e] {
+        std::vector<std::string> out;
+        for (const auto& [k, v] : e.by_name) {
+            CHECK(v.s == k);  // each value read into its own key's node
+            out.push_back(k);
+        }
+        return out;
+    };
+    decode_into(with_keys({"a", "b", "c"}));
+    const wt::Inner* a = &e.by_name.at("a");
+    const wt::Inner* c = &e.by_name.at("c");
+    decode_into(with_keys({"a", "c"}));  // one fewer: b goes
+    CHECK(keys() == std::vector<std::string>{"a", "c"});
+    CHECK(&e.by_name.at("a") == a);
+    CHECK(&e.by_name.at("c") == c);
+    decode_into(with_keys({"a", "bb", "c"}));  // a new key between two old ones
+    CHECK(keys() == std::vector<std::string>{"a", "bb", "c"});
+    CHECK(&e.by_name.at("a") == a);
+    CHECK(&e.by_name.at("c") == c);
+    decode_into(with_keys({"c", "d"}));  // the first old key gone
+    CHECK(keys() == std::vector<std::string>{"c", "d"});
+    CHECK(&e.by_name.at("c") == c);
+    decode_into(with_keys({}));
+    CHECK(e.by_name.empty());
+}
+
 // ---- numbers ----
 
 TEST_CASE("an integer field takes only a msgpack int that fits", "[wire][message][numbers]") {

@@ -585,14 +585,33 @@ template <class V>
 void read_string_map(Reader& r, V& v) {
     const std::uint32_t count = r.read_map();
     Reader::Nesting level(r);
-    // Reuse the nodes (and the values' memory) of keys seen last time: they
-    // usually come again, in the same (sorted) order.
-    V old;
-    old.swap(v);
-    auto reuse = old.begin();
-    for (std::uint32_t i = 0; i < count; ++i) {
-        std::string_view key;
+    // The keys of last time usually come again, in the same (sorted) order:
+    // while they do, each value is read in place, into its node.
+    auto same = v.begin();
+    std::uint32_t i = 0;
+    std::string_view key;
+    for (; i < count; ++i) {
         if (!r.try_read_str(key)) fail_key(r, "str keys");
+        if (same == v.end() || !same_name(same->first, key)) break;
+        try {
+            read_value(r, same->second);
+        } catch (DecodeError& e) {
+            e.nest_field(key);
+            throw;
+        }
+        ++same;
+    }
+    if (i == count) {
+        v.erase(same, v.end());
+        return;
+    }
+    // From the first other key: the nodes not matched yet (and their values'
+    // memory) are reused for keys that come again, others are made.
+    V old;
+    while (same != v.end()) old.insert(old.end(), v.extract(same++));
+    auto reuse = old.begin();
+    for (bool have_key = true; i < count; ++i, have_key = false) {
+        if (!have_key && !r.try_read_str(key)) fail_key(r, "str keys");
         // The next old key is usually this one: no ordered comparison then.
         if (reuse != old.end() && !same_name(reuse->first, key))
             while (reuse != old.end() && reuse->first.compare(key) < 0) ++reuse;
