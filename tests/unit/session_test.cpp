@@ -78,6 +78,38 @@ TEST_CASE("a handle destroyed on another thread while its node spins is safe", "
     node.stop_spinning();
 }
 
+// One thread waits on a subscriber for a long time, and so leads the node's
+// ports; another thread's receives on another subscriber of the same node are
+// each answered by that leader's drains, however their waits interleave with
+// its deliveries (a follower that registered just after a delivery once slept
+// through its message until the leader's deadline).
+TEST_CASE("a thread waiting long on one subscriber does not hold up another thread's receives",
+          "[session][threads]") {
+    auto node = test::make_node("two-readers");
+    auto to_b = node.publisher<Int64>("b");
+    auto to_a = node.publisher<Int64>("a");
+    auto sub_a = node.subscriber<Int64>("a");
+    auto sub_b = node.subscriber<Int64>("b");
+    REQUIRE(to_b.wait_for_subscribers(1, 5s));
+    REQUIRE(to_a.wait_for_subscribers(1, 5s));
+    std::atomic<bool> done{false};
+    std::thread leader([&] {
+        while (!done.load()) (void)sub_a.receive(30s);  // ended by a message on "a"
+    });
+    int received = 0;
+    for (int i = 0; i < 300; ++i) {
+        to_b.publish(Int64{i});
+        const auto m = sub_b.receive(5s);
+        if (!m) break;
+        CHECK(m->data == i);
+        ++received;
+    }
+    done = true;
+    to_a.publish(Int64{-1});  // queued for sub_a whenever the leader looks: its receive returns, it sees `done`
+    leader.join();
+    CHECK(received == 300);
+}
+
 TEST_CASE("a log sink that publishes on a Gecko topic does not deadlock, and its lines arrive",
           "[session][log]") {
     auto node = test::make_node("logger");

@@ -160,8 +160,14 @@ struct SimulationServer::Impl {
 
     // ---- answers -----------------------------------------------------------
 
-    Answer make_answer(const Request& r, AnswerKind kind) const {
-        Answer a;
+    // Built in the memory of the answer before last (remember() hands it
+    // back): its strings are assigned, not allocated, step after step.
+    Answer make_answer(const Request& r, AnswerKind kind) {
+        Answer a = std::move(spare_answer);
+        a.handshake.reset();
+        a.sensor.reset();
+        a.reset.reset();
+        a.error.reset();
         a.controller_id = r.controller_id;
         a.answers = r.request_id;
         a.kind = kind;
@@ -175,7 +181,7 @@ struct SimulationServer::Impl {
         return error_reply(r, std::move(reason));
     }
 
-    Answer error_reply(const Request& r, std::string reason) const {
+    Answer error_reply(const Request& r, std::string reason) {
         Answer a = make_answer(r, AnswerKind::error);
         a.error.emplace();
         a.error->direction = msgs::click::Direction::answer;
@@ -184,7 +190,7 @@ struct SimulationServer::Impl {
         return a;
     }
 
-    Answer reset_answer(const Request& r) const {
+    Answer reset_answer(const Request& r) {
         Answer a = make_answer(r, AnswerKind::reset);
         a.reset.emplace();
         a.reset->direction = msgs::click::Direction::answer;
@@ -192,7 +198,7 @@ struct SimulationServer::Impl {
         return a;
     }
 
-    Answer sensor_answer(const Request& r, msgs::click::Sensor sensor) const {
+    Answer sensor_answer(const Request& r, msgs::click::Sensor sensor) {
         Answer a = make_answer(r, AnswerKind::sensor);
         sensor.answers = r.request_id;
         a.sensor = std::move(sensor);
@@ -398,6 +404,7 @@ struct SimulationServer::Impl {
         entry.last_id = r.request_id;
         entry.run_ended = r.kind == RequestKind::error;
         if (entry.answer.sensor) spare_sensor = std::move(*entry.answer.sensor);  // reused next step
+        spare_answer = std::move(entry.answer);                                    // so is the rest
         entry.answer = std::move(a);
         entry.seen = now;
         if (cache.size() > max_cached_controllers) {
@@ -485,6 +492,7 @@ struct SimulationServer::Impl {
     Request request;                       // reused: decoding keeps its storage
     std::optional<msgs::click::Sensor> observation;
     msgs::click::Sensor spare_sensor;      // a Sensor's memory, recycled from the cache (backend_sensor_answer)
+    Answer spare_answer;                   // an Answer's memory, recycled from the cache (make_answer)
     std::string cycle_error;
 
     std::atomic<bool> reset_requested{false};

@@ -325,11 +325,15 @@ void Inbound::hand_over(std::unique_lock<std::mutex>& io) {
     delivered();
 }
 
+// With no follower there is nobody to tell: a thread that becomes one
+// later looks at its own readiness after registering (wait()), so it cannot
+// miss what was delivered before we could see it. (Two locks fewer per
+// receive of a single-threaded reader.)
 void Inbound::delivered() {
+    if (followers_.load() == 0) return;
     {
         std::lock_guard<std::mutex> lock(followers_mutex_);
         ++generation_;
-        if (followers_ == 0) return;
     }
     followers_cv_.notify_all();
 }
@@ -356,8 +360,18 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         std::unique_lock<std::mutex> lock(followers_mutex_);
         const auto seen = generation_;
         ++followers_;
-        followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
+        lock.unlock();
+        // What a leader delivered before it could see us registered: it does
+        // not bump the generation for that. (It once did, but possibly before
+        // we read `seen`: we slept through our own message until the leader's
+        // next delivery or our deadline.) Asked without the lock: `ready`
+        // may take locks of its own.
+        const bool now_ready = ready();
+        lock.lock();
+        if (!now_ready)
+            followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
         --followers_;
+        if (now_ready) return true;
     }
 }
 

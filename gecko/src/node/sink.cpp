@@ -81,6 +81,7 @@ void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error)
     slot.receive_ns = receive_ns;
     slot.error = error;
     ++count_;
+    queued_.store(count_, std::memory_order_release);
 }
 
 bool Sink::accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns) {
@@ -177,6 +178,7 @@ void Sink::forget_publisher(std::uint64_t sender, std::uint64_t last_sequence) {
 }
 
 bool Sink::pop(Delivery& out) {
+    if (empty()) return false;  // the common look of a waiter: no lock
     std::lock_guard<std::mutex> lock(mutex_);
     if (count_ == 0) return false;
     Slot& slot = ring_[head_];
@@ -185,6 +187,7 @@ bool Sink::pop(Delivery& out) {
     out.error = slot.error;
     head_ = (head_ + 1) % ring_.size();
     --count_;
+    queued_.store(count_, std::memory_order_release);
     if (out.error != wire::FrameError::none) {
         out.view = wire::FrameView{};
         wire::peek_sender(out.frame.data(), out.frame.size(), out.view.header.sender_id, out.view.header.sequence);
@@ -202,11 +205,6 @@ bool Sink::heard_since(const std::vector<std::uint64_t>& senders, std::int64_t s
         if (it != publishers_.end() && it->second.last_receive_ns >= since_ns) return true;
     }
     return false;
-}
-
-bool Sink::empty() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return count_ == 0;
 }
 
 std::size_t Sink::size() const {

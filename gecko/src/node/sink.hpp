@@ -9,6 +9,7 @@
 // Both take the sink's own lock, which never covers a call out of Gecko: what
 // deserves a log line is handed to the node's notices, which the reactor writes.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -63,7 +64,9 @@ public:
     bool offer(Frame& frame, std::int64_t receive_ns, bool last);
     /// Takes the oldest queued frame; false if none.
     bool pop(Delivery& out);
-    bool empty() const;
+    /// Whether nothing is queued; without the sink's lock (a waiter asks it
+    /// on every turn), so only as of the last offer or pop that finished.
+    bool empty() const noexcept { return queued_.load(std::memory_order_acquire) == 0; }
     std::size_t size() const;
 
     /// The publisher `sender` is gone for good (discovery says so): forget it,
@@ -106,6 +109,7 @@ private:
     std::vector<Slot> ring_;
     std::size_t head_ = 0;
     std::size_t count_ = 0;
+    std::atomic<std::size_t> queued_{0};  // count_, for empty(): stored under the lock
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;
