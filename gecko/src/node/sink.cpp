@@ -212,10 +212,7 @@ std::size_t Sink::size() const {
     return count_;
 }
 
-void Sink::count_delivered() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.delivered;
-}
+void Sink::count_delivered() { delivered_.fetch_add(1, std::memory_order_relaxed); }
 
 void Sink::count_decode_error(const std::string& what) {
     {
@@ -252,6 +249,7 @@ void Sink::count_callback_error(const std::string& what, std::uint64_t sequence)
 SubscriberStats Sink::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     SubscriberStats s = stats_;
+    s.delivered = delivered_.load(std::memory_order_relaxed);
     for (const auto& [id, p] : publishers_) s.publishers[id] = PeerStats{p.received, p.drops, p.last_sequence};
     return s;
 }

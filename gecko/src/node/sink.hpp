@@ -110,6 +110,7 @@ private:
     std::size_t head_ = 0;
     std::size_t count_ = 0;
     std::atomic<std::size_t> queued_{0};  // count_, for empty(): stored under the lock
+    std::atomic<std::uint64_t> delivered_{0};  // stats().delivered: counted by readers, without the lock
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;

@@ -363,9 +363,10 @@ std::size_t store_float(char* out, F v) noexcept {
 // An empty body is not written at all: its pointer may be null (an empty
 // vector or BytesView), and buffers memcpy from it.
 template <class Packer>
-void pack_str(Packer& pk, std::string_view s) {
+[[gnu::always_inline]] inline void pack_str(Packer& pk, std::string_view s) {
     if constexpr (has_room<Packer>::value) {
-        pk.pack(std::string_view(s.data(), wire_size(s.size())));
+        if (s.size() >= 32) (void)wire_size(s.size());  // throws beyond 4 GiB
+        pk.pack(s);
         return;
     }
     pk.pack_str(wire_size(s.size()));

@@ -70,7 +70,8 @@ public:
 
     /// A str: header and bytes; a short one (a field name, an enumerator)
     /// in one step.
-    Packer& pack(std::string_view text) {
+    /// (Inline where it is short: a map key or an enumerator is a few moves.)
+    [[gnu::always_inline]] Packer& pack(std::string_view text) {
         const std::size_t n = text.size();
         if (n < 32) {
             std::uint8_t* p = out_.extend(1 + n);
@@ -78,8 +79,7 @@ public:
             copy_short(p + 1, text.data(), n);
             return *this;
         }
-        pack_str(static_cast<std::uint32_t>(n));
-        return raw(text.data(), n);
+        return pack_long(text);
     }
 
     /// Room for `n` bytes written in place (floats of an array, stored as they are converted).
@@ -120,6 +120,11 @@ public:
     }
 
 private:
+    // A str of 32 bytes or more (< 4 GiB: the caller checked).
+    [[gnu::noinline]] Packer& pack_long(std::string_view text) {
+        pack_str(static_cast<std::uint32_t>(text.size()));
+        return raw(text.data(), text.size());
+    }
     Packer& raw(const char* bytes, std::size_t n) {
         out_.write(bytes, n);
         return *this;
