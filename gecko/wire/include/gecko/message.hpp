@@ -54,9 +54,12 @@
 /// - a std::array needs exactly N elements;
 /// - fields are decoded in place: strings, vectors and map nodes of the
 ///   output keep their memory, so decoding into the same object again
-///   allocates only when something grows. Keys are tried first at the
-///   position after the previous match, so a map written in declaration
-///   order is matched in one pass.
+///   allocates only when something grows. A map written in declaration
+///   order with every field (as Gecko writes it) is matched key by key
+///   against names encoded at compile time; from the first key that breaks
+///   that order, keys are looked up by name, first at the position after
+///   the previous match. A std::map field whose keys come as last time is
+///   read into its nodes in place.
 ///
 /// Every decode error is a gecko::wire::DecodeError (a gecko::Error with
 /// Errc::decode) naming the message type and the field path:
