@@ -367,8 +367,17 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         // next delivery or our deadline.) Asked without the lock: `ready`
         // may take locks of its own.
         const bool now_ready = ready();
+        // A leader that handed the ports over before it could see us woke
+        // nobody: if they are free now, go round and lead, rather than sleep
+        // until the reactor drains them (it stays away from an application
+        // that read just now).
+        bool ports_free = false;
+        if (!now_ready && io_.try_lock()) {
+            io_.unlock();
+            ports_free = true;
+        }
         lock.lock();
-        if (!now_ready)
+        if (!now_ready && !ports_free)
             followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
         --followers_;
         if (now_ready) return true;
