@@ -212,7 +212,7 @@ std::size_t Sink::size() const {
     return count_;
 }
 
-void Sink::count_delivered() { delivered_.fetch_add(1, std::memory_order_relaxed); }
+void Sink::count_delivered() { delivered_.fetch_add(1, std::memory_order_release); }
 
 void Sink::count_decode_error(const std::string& what) {
     {
@@ -247,9 +247,13 @@ void Sink::count_callback_error(const std::string& what, std::uint64_t sequence)
 }
 
 SubscriberStats Sink::stats() const {
+    // Read before the counts taken under the lock: a message is counted
+    // received when offered, before it can be delivered, so delivered never
+    // exceeds received in one snapshot.
+    const std::uint64_t delivered = delivered_.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(mutex_);
     SubscriberStats s = stats_;
-    s.delivered = delivered_.load(std::memory_order_relaxed);
+    s.delivered = delivered;
     for (const auto& [id, p] : publishers_) s.publishers[id] = PeerStats{p.received, p.drops, p.last_sequence};
     return s;
 }
