@@ -19,6 +19,12 @@ void fail_key(Reader& r, const char* expected) {
     throw DecodeError(std::string("has a map key of msgpack type ") + to_string(r.peek()) + ", expected " + expected);
 }
 
+void fail_twice(std::string_view key) {
+    DecodeError e("appears twice in the map");
+    e.nest_field(key);
+    throw e;
+}
+
 namespace {
 
 void repack(const msgpack::object& o, msgpack::packer<msgpack::sbuffer>& pk, msgpack::sbuffer& out, std::size_t depth) {

@@ -520,6 +520,8 @@ template <class T>
 void read_message(Reader& r, T& msg);
 
 [[noreturn]] void fail_key(Reader& r, const char* expected);
+/// Throws "`key`: appears twice in the map".
+[[noreturn]] void fail_twice(std::string_view key);
 
 /// `a == b` for short strings: field names are a few bytes long, and a
 /// library memcmp call per key was most of the cost of decoding an Imu.
@@ -585,6 +587,18 @@ void read_elements(Reader& r, V& v, std::uint32_t count) {
     }
 }
 
+// read_value, with `name` (a field or a map key) put in front of the path of
+// any error from inside it.
+template <class V>
+void read_value_named(Reader& r, V& v, std::string_view name) {
+    try {
+        read_value(r, v);
+    } catch (DecodeError& e) {
+        e.nest_field(name);
+        throw;
+    }
+}
+
 template <class V>
 void read_string_map(Reader& r, V& v) {
     const std::uint32_t count = r.read_map();
@@ -597,12 +611,7 @@ void read_string_map(Reader& r, V& v) {
     for (; i < count; ++i) {
         if (!r.try_read_str(key)) fail_key(r, "str keys");
         if (same == v.end() || !same_name(same->first, key)) break;
-        try {
-            read_value(r, same->second);
-        } catch (DecodeError& e) {
-            e.nest_field(key);
-            throw;
-        }
+        read_value_named(r, same->second, key);
         ++same;
     }
     if (i == count) {
@@ -628,13 +637,8 @@ void read_string_map(Reader& r, V& v) {
         } else {
             std::tie(at, inserted) = v.try_emplace(std::string(key));
         }
-        try {
-            if (!inserted) throw DecodeError("appears twice in the map");
-            read_value(r, at->second);
-        } catch (DecodeError& e) {
-            e.nest_field(key);
-            throw;
-        }
+        if (!inserted) fail_twice(key);
+        read_value_named(r, at->second, key);
     }
 }
 
@@ -729,12 +733,7 @@ bool read_field_if_next(Reader& r, Fields& fields) {
         return false;
     } else {
         if (!r.try_read_exactly(Key::bytes)) return false;
-        try {
-            read_value(r, std::get<I>(fields));
-        } catch (DecodeError& e) {
-            e.nest_field(Key::name);
-            throw;
-        }
+        read_value_named(r, std::get<I>(fields), Key::name);
         return true;
     }
 }
@@ -775,10 +774,10 @@ void read_message(Reader& r, T& msg) {
             r.skip();
             continue;
         }
+        if (seen[index]) fail_twice(T::gecko_field_names[index]);
+        seen[index] = true;
+        cursor = index + 1;
         try {
-            if (seen[index]) throw DecodeError("appears twice in the map");
-            seen[index] = true;
-            cursor = index + 1;
             read_field_at(r, fields, index, std::make_index_sequence<n>{});
         } catch (DecodeError& e) {
             e.nest_field(T::gecko_field_names[index]);

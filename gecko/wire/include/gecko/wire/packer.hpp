@@ -68,9 +68,8 @@ public:
         return head<8>(0xcb, bits);
     }
 
-    /// A str: header and bytes; a short one (a field name, an enumerator)
-    /// in one step.
-    /// (Inline where it is short: a map key or an enumerator is a few moves.)
+    /// A str: header and bytes. A short one (a field name, a map key, an
+    /// enumerator) is one `extend` and a few moves, inline.
     [[gnu::always_inline]] Packer& pack(std::string_view text) {
         const std::size_t n = text.size();
         if (n < 32) {
