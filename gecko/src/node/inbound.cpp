@@ -361,26 +361,25 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         const auto seen = generation_;
         ++followers_;
         lock.unlock();
-        // What a leader delivered before it could see us registered: it does
-        // not bump the generation for that. (It once did, but possibly before
-        // we read `seen`: we slept through our own message until the leader's
-        // next delivery or our deadline.) Asked without the lock: `ready`
-        // may take locks of its own.
-        const bool now_ready = ready();
-        // A leader that handed the ports over before it could see us woke
-        // nobody: if they are free now, go round and lead, rather than sleep
-        // until the reactor drains them (it stays away from an application
-        // that read just now).
-        bool ports_free = false;
-        if (!now_ready && io_.try_lock()) {
+        // A leader that delivered, or handed the ports over, before it could
+        // see us registered told nobody (it once bumped the generation, but
+        // possibly before we read `seen`, and we slept through our message).
+        // So: our message may be here already (asked without the lock:
+        // `ready` may take locks of its own), or the ports may be free, and
+        // then we go round and lead rather than sleep until the reactor
+        // drains them (it stays away from an application that read just now).
+        if (ready()) {
+            --followers_;
+            return true;
+        }
+        if (io_.try_lock()) {
             io_.unlock();
-            ports_free = true;
+            --followers_;
+            continue;
         }
         lock.lock();
-        if (!now_ready && !ports_free)
-            followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
+        followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
         --followers_;
-        if (now_ready) return true;
     }
 }
 

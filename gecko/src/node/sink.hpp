@@ -66,8 +66,8 @@ public:
     bool pop(Delivery& out);
     /// Whether nothing is queued; without the sink's lock (a waiter asks it
     /// on every turn), so only as of the last offer or pop that finished.
-    bool empty() const noexcept { return queued_.load(std::memory_order_acquire) == 0; }
-    std::size_t size() const;
+    bool empty() const noexcept { return size() == 0; }
+    std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
 
     /// The publisher `sender` is gone for good (discovery says so): forget it,
     /// counting `last_sequence - last seen` as drops if it is known.
@@ -108,8 +108,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<Slot> ring_;
     std::size_t head_ = 0;
-    std::size_t count_ = 0;
-    std::atomic<std::size_t> queued_{0};  // count_, for empty(): stored under the lock
+    std::atomic<std::size_t> count_{0};  // stored under the lock; read without it by size() and empty()
     std::atomic<std::uint64_t> delivered_{0};  // stats().delivered: counted by readers, without the lock
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
