@@ -325,15 +325,11 @@ void Inbound::hand_over(std::unique_lock<std::mutex>& io) {
     delivered();
 }
 
-// With no follower there is nobody to tell: a thread that becomes one
-// later looks at its own readiness after registering (wait()), so it cannot
-// miss what was delivered before we could see it. (Two locks fewer per
-// receive of a single-threaded reader.)
 void Inbound::delivered() {
-    if (followers_.load() == 0) return;
     {
         std::lock_guard<std::mutex> lock(followers_mutex_);
         ++generation_;
+        if (followers_ == 0) return;
     }
     followers_cv_.notify_all();
 }
@@ -360,24 +356,6 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         std::unique_lock<std::mutex> lock(followers_mutex_);
         const auto seen = generation_;
         ++followers_;
-        lock.unlock();
-        // A leader that delivered, or handed the ports over, before it could
-        // see us registered told nobody (it once bumped the generation, but
-        // possibly before we read `seen`, and we slept through our message).
-        // So: our message may be here already (asked without the lock:
-        // `ready` may take locks of its own), or the ports may be free, and
-        // then we go round and lead rather than sleep until the reactor
-        // drains them (it stays away from an application that read just now).
-        if (ready()) {
-            --followers_;
-            return true;
-        }
-        if (io_.try_lock()) {
-            io_.unlock();
-            --followers_;
-            continue;
-        }
-        lock.lock();
         followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
         --followers_;
     }

@@ -144,7 +144,7 @@ private:
     std::mutex followers_mutex_;
     std::condition_variable followers_cv_;
     std::uint64_t generation_ = 0;  // bumped when something a follower waits for may have happened
-    std::atomic<int> followers_{0};  // threads registered (under followers_mutex_) to be woken; delivered() reads it without
+    int followers_ = 0;
 
     std::atomic<bool> closed_{false};
     std::atomic<bool> app_leading_{false};

@@ -70,18 +70,17 @@ bool Sink::offer(Frame& frame, std::int64_t receive_ns, bool last) {
 }
 
 void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error) {
-    std::size_t n = count_.load(std::memory_order_relaxed);  // only changed under the lock, which we hold
-    if (n == ring_.size()) {  // full: the oldest unread message makes room
+    if (count_ == ring_.size()) {  // full: the oldest unread message makes room
         ring_[head_].frame.reset();
         head_ = (head_ + 1) % ring_.size();
-        --n;
+        --count_;
         ++stats_.overwritten;
     }
-    Slot& slot = ring_[(head_ + n) % ring_.size()];
+    Slot& slot = ring_[(head_ + count_) % ring_.size()];
     slot.frame = std::move(frame);
     slot.receive_ns = receive_ns;
     slot.error = error;
-    count_.store(n + 1, std::memory_order_release);
+    ++count_;
 }
 
 bool Sink::accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns) {
@@ -178,16 +177,14 @@ void Sink::forget_publisher(std::uint64_t sender, std::uint64_t last_sequence) {
 }
 
 bool Sink::pop(Delivery& out) {
-    if (empty()) return false;  // the common look of a waiter: no lock
     std::lock_guard<std::mutex> lock(mutex_);
-    const std::size_t n = count_.load(std::memory_order_relaxed);
-    if (n == 0) return false;
+    if (count_ == 0) return false;
     Slot& slot = ring_[head_];
     out.frame = std::move(slot.frame);
     out.receive_ns = slot.receive_ns;
     out.error = slot.error;
     head_ = (head_ + 1) % ring_.size();
-    count_.store(n - 1, std::memory_order_release);
+    --count_;
     if (out.error != wire::FrameError::none) {
         out.view = wire::FrameView{};
         wire::peek_sender(out.frame.data(), out.frame.size(), out.view.header.sender_id, out.view.header.sequence);
@@ -207,8 +204,20 @@ bool Sink::heard_since(const std::vector<std::uint64_t>& senders, std::int64_t s
     return false;
 }
 
+bool Sink::empty() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return count_ == 0;
+}
 
-void Sink::count_delivered() { delivered_.fetch_add(1, std::memory_order_release); }
+std::size_t Sink::size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return count_;
+}
+
+void Sink::count_delivered() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.delivered;
+}
 
 void Sink::count_decode_error(const std::string& what) {
     {
@@ -243,13 +252,8 @@ void Sink::count_callback_error(const std::string& what, std::uint64_t sequence)
 }
 
 SubscriberStats Sink::stats() const {
-    // Read before the counts taken under the lock: a message is counted
-    // received when offered, before it can be delivered, so delivered never
-    // exceeds received in one snapshot.
-    const std::uint64_t delivered = delivered_.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(mutex_);
     SubscriberStats s = stats_;
-    s.delivered = delivered;
     for (const auto& [id, p] : publishers_) s.publishers[id] = PeerStats{p.received, p.drops, p.last_sequence};
     return s;
 }

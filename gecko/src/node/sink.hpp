@@ -9,7 +9,6 @@
 // Both take the sink's own lock, which never covers a call out of Gecko: what
 // deserves a log line is handed to the node's notices, which the reactor writes.
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -64,10 +63,8 @@ public:
     bool offer(Frame& frame, std::int64_t receive_ns, bool last);
     /// Takes the oldest queued frame; false if none.
     bool pop(Delivery& out);
-    /// Whether nothing is queued; without the sink's lock (a waiter asks it
-    /// on every turn), so only as of the last offer or pop that finished.
-    bool empty() const noexcept { return size() == 0; }
-    std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
+    bool empty() const;
+    std::size_t size() const;
 
     /// The publisher `sender` is gone for good (discovery says so): forget it,
     /// counting `last_sequence - last seen` as drops if it is known.
@@ -108,8 +105,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<Slot> ring_;
     std::size_t head_ = 0;
-    std::atomic<std::size_t> count_{0};  // stored under the lock; read without it by size() and empty()
-    std::atomic<std::uint64_t> delivered_{0};  // stats().delivered: counted by readers, without the lock
+    std::size_t count_ = 0;
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;
