@@ -459,9 +459,13 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
         return;
     std::unique_lock<std::mutex> io(io_, std::try_to_lock);
     if (!io.owns_lock()) {
-        // An application leader drains whatever arrives; the reactor may be
-        // half-way through a backlog: let it finish, then look ourselves.
-        if (!reactor_draining_.load()) return;
+        // An application leader drains whatever arrives. Any other holder
+        // (the reactor, in or after a drain, or a queued operation) may
+        // leave frames in the links: let it finish, then look ourselves.
+        // (Only the reactor's drain itself was waited for: a reader that came
+        // just after it took what that drain had queued, the first of a
+        // burst, while the rest waited in the link.)
+        if (app_leading_.load()) return;
         io.lock();
     }
     apply_pending();
@@ -512,13 +516,11 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
     {
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
-            reactor_draining_ = true;
             apply_pending();
             drain(true);
             // The epoll below hears the next arrival only if each port was asked to say it.
             for (auto& port : ports_)
                 if (!port->prepare_wait()) again = true;
-            reactor_draining_ = false;
             hand_over(io);
         }
     }

@@ -148,7 +148,6 @@ private:
 
     std::atomic<bool> closed_{false};
     std::atomic<bool> app_leading_{false};
-    std::atomic<bool> reactor_draining_{false};       // set while the reactor holds io_
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};
