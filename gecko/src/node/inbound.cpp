@@ -281,11 +281,15 @@ bool Inbound::drain(bool fired) {
         if (!port_fired && !port->ready_now()) continue;
         Frame frame;
         for (int budget = drain_budget; budget > 0 && port->take(frame); --budget) {
-            if (now == 0) now = now_ns();
+            if (now == 0) {
+                now = now_ns();
+                draining_.store(true, std::memory_order_relaxed);  // published by the sink's count (release)
+            }
             route(frame, now);
             any = true;
         }
     }
+    if (now != 0) draining_.store(false, std::memory_order_release);
     return any;
 }
 
@@ -326,11 +330,11 @@ void Inbound::hand_over(std::unique_lock<std::mutex>& io) {
 }
 
 void Inbound::delivered() {
-    {
-        std::lock_guard<std::mutex> lock(followers_mutex_);
-        ++generation_;
-        if (followers_ == 0) return;
-    }
+    generation_.fetch_add(1);  // sequentially consistent, like the follower's side: see inbound.hpp
+    if (followers_.load() == 0) return;
+    // A follower between its check of the generation and its sleep holds the
+    // mutex: taking it here means the notify cannot fall in between.
+    { std::lock_guard<std::mutex> lock(followers_mutex_); }
     followers_cv_.notify_all();
 }
 
@@ -342,7 +346,12 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
     // deadline, and a leader looks at it itself (a clock read is ~20 ns, and
     // a lockstep step passes here twice).
     for (bool first = true;; first = false) {
-        if (ready()) return true;
+        // Taken before looking: a delivery or hand-over from now on, even one
+        // that ends before this thread registers as a follower, wakes it.
+        const auto seen = generation_.load();
+        // Not in the middle of another thread's drain: the holder bumps the
+        // generation once it is over, and this thread looks again then.
+        if (ready() && !draining()) return true;
         if (closed_.load() || !gecko::ok()) return false;
         if (!first && Clock::now() >= deadline) return false;
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
@@ -354,9 +363,8 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
             continue;
         }
         std::unique_lock<std::mutex> lock(followers_mutex_);
-        const auto seen = generation_;
         ++followers_;
-        followers_cv_.wait_until(lock, deadline, [&] { return generation_ != seen || closed_.load(); });
+        followers_cv_.wait_until(lock, deadline, [&] { return generation_.load() != seen || closed_.load(); });
         --followers_;
     }
 }
@@ -476,10 +484,8 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
 
 void Inbound::wake_all() {
     signal(wake_fd_);
-    {
-        std::lock_guard<std::mutex> lock(followers_mutex_);
-        ++generation_;
-    }
+    generation_.fetch_add(1);
+    { std::lock_guard<std::mutex> lock(followers_mutex_); }
     followers_cv_.notify_all();
 }
 

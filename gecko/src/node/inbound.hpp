@@ -95,6 +95,12 @@ public:
     /// Drains the ports if no application thread does; returns when to call again.
     Clock::time_point reactor_tick(Clock::time_point now);
 
+    /// A holder of the ports is moving frames into the sinks right now: a
+    /// reader that pops now may take the first of a burst whose rest is not
+    /// queued yet (a latest-only reader would get a stale value). wait() does
+    /// not return while it is so; a reader's pop loop checks it too.
+    bool draining() const noexcept { return draining_.load(std::memory_order_acquire); }
+
     /// Frames that arrived for no sink (a channel just unsubscribed, or none of ours).
     std::uint64_t unrouted() const noexcept { return unrouted_.load(); }
 
@@ -141,11 +147,17 @@ private:
     std::unordered_map<wire::Channel, std::vector<Sink*>> routes_;
     std::vector<Sink*> wildcard_routes_;
 
-    std::mutex followers_mutex_;
+    // A follower registers (followers_) and then reads generation_; a holder
+    // bumps generation_ and then reads followers_: one of the two sees the
+    // other, so a holder with no follower takes no lock to say it delivered.
+    std::mutex followers_mutex_;  // only for the condition variable's wait and notify
     std::condition_variable followers_cv_;
-    std::uint64_t generation_ = 0;  // bumped when something a follower waits for may have happened
-    int followers_ = 0;
+    std::atomic<std::uint64_t> generation_{0};  // bumped when something a follower waits for may have happened
+    std::atomic<int> followers_{0};
 
+    // Set before a drain queues its first frame (so a reader that sees the
+    // frame in a sink sees this too), cleared when the drain ends.
+    std::atomic<bool> draining_{false};
     std::atomic<bool> closed_{false};
     std::atomic<bool> app_leading_{false};
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock

@@ -70,17 +70,18 @@ bool Sink::offer(Frame& frame, std::int64_t receive_ns, bool last) {
 }
 
 void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error) {
-    if (count_ == ring_.size()) {  // full: the oldest unread message makes room
+    std::size_t count = count_.load(std::memory_order_relaxed);
+    if (count == ring_.size()) {  // full: the oldest unread message makes room
         ring_[head_].frame.reset();
         head_ = (head_ + 1) % ring_.size();
-        --count_;
+        --count;
         ++stats_.overwritten;
     }
-    Slot& slot = ring_[(head_ + count_) % ring_.size()];
+    Slot& slot = ring_[(head_ + count) % ring_.size()];
     slot.frame = std::move(frame);
     slot.receive_ns = receive_ns;
     slot.error = error;
-    ++count_;
+    count_.store(count + 1, std::memory_order_release);
 }
 
 bool Sink::accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns) {
@@ -177,14 +178,16 @@ void Sink::forget_publisher(std::uint64_t sender, std::uint64_t last_sequence) {
 }
 
 bool Sink::pop(Delivery& out) {
+    if (empty()) return false;  // no lock for nothing
     std::lock_guard<std::mutex> lock(mutex_);
-    if (count_ == 0) return false;
+    const std::size_t count = count_.load(std::memory_order_relaxed);
+    if (count == 0) return false;
     Slot& slot = ring_[head_];
     out.frame = std::move(slot.frame);
     out.receive_ns = slot.receive_ns;
     out.error = slot.error;
     head_ = (head_ + 1) % ring_.size();
-    --count_;
+    count_.store(count - 1, std::memory_order_release);
     if (out.error != wire::FrameError::none) {
         out.view = wire::FrameView{};
         wire::peek_sender(out.frame.data(), out.frame.size(), out.view.header.sender_id, out.view.header.sequence);
@@ -204,15 +207,9 @@ bool Sink::heard_since(const std::vector<std::uint64_t>& senders, std::int64_t s
     return false;
 }
 
-bool Sink::empty() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return count_ == 0;
-}
+bool Sink::empty() const { return count_.load(std::memory_order_acquire) == 0; }
 
-std::size_t Sink::size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return count_;
-}
+std::size_t Sink::size() const { return count_.load(std::memory_order_acquire); }
 
 void Sink::count_delivered() {
     std::lock_guard<std::mutex> lock(mutex_);

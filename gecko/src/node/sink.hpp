@@ -8,7 +8,10 @@
 // reactor or an application thread in receive()/spin()); pop() on the reader.
 // Both take the sink's own lock, which never covers a call out of Gecko: what
 // deserves a log line is handed to the node's notices, which the reactor writes.
+// Only the count is also read without it (empty(), size(), an empty pop()):
+// a waiting reader looks at it on every turn of its wait.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -105,7 +108,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<Slot> ring_;
     std::size_t head_ = 0;
-    std::size_t count_ = 0;
+    std::atomic<std::size_t> count_{0};  // changed under the lock; read without it too
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;

@@ -125,7 +125,8 @@ bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Vi
     std::optional<std::chrono::steady_clock::time_point> deadline;
     for (;;) {
         Delivery d;
-        while (sink_.pop(d)) {
+        // A burst being queued right now: wait() returns once it all is.
+        while (!node_->inbound().draining() && sink_.pop(d)) {
             if (deliver(d, visit, keep)) return true;
         }
         if (!deadline) deadline = std::chrono::steady_clock::now() + timeout;
