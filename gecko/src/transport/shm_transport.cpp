@@ -1606,6 +1606,11 @@ private:
                 return Pop::bad;
             }
             const u64 e = ring[h % cap].load(std::memory_order_relaxed);
+            if (e < v.geo.chunk_total) {
+                // The publisher has just written both: their misses overlap.
+                __builtin_prefetch(&v.desc(e));
+                __builtin_prefetch(v.payload(e));
+            }
             if (!s.head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
             if (e >= v.geo.chunk_total) {
                 why = "a queue entry names chunk " + std::to_string(e) + " of " + std::to_string(v.geo.chunk_total);
