@@ -345,13 +345,19 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
     // The first turn does not read the clock: the caller has just set the
     // deadline, and a leader looks at it itself (a clock read is ~20 ns, and
     // a lockstep step passes here twice).
+    bool deferred = false;
     for (bool first = true;; first = false) {
         // Taken before looking: a delivery or hand-over from now on, even one
         // that ends before this thread registers as a follower, wakes it.
         const auto seen = generation_.load();
         // Not in the middle of another thread's drain: the holder bumps the
-        // generation once it is over, and this thread looks again then.
-        if (ready() && !draining()) return true;
+        // generation once it is over, and this thread looks again then. Only
+        // once: under a stream that keeps a leader draining, a reader that
+        // waited for every drain to end could wait until its deadline.
+        if (ready()) {
+            if (deferred || !draining()) return true;
+            deferred = true;
+        }
         if (closed_.load() || !gecko::ok()) return false;
         if (!first && Clock::now() >= deadline) return false;
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);

@@ -123,10 +123,11 @@ bool SubscriberImpl::receive(std::chrono::nanoseconds timeout, RawSubscriber::Vi
     // The clock only once we must wait: a stream whose messages are queued
     // already reads it once per receive() (drain_now), not twice.
     std::optional<std::chrono::steady_clock::time_point> deadline;
-    for (;;) {
+    for (bool waited = false;; waited = true) {
         Delivery d;
-        // A burst being queued right now: wait() returns once it all is.
-        while (!node_->inbound().draining() && sink_.pop(d)) {
+        // A burst being queued right now: wait() returns once it all is
+        // (once: see Inbound::wait).
+        while ((waited || !node_->inbound().draining()) && sink_.pop(d)) {
             if (deliver(d, visit, keep)) return true;
         }
         if (!deadline) deadline = std::chrono::steady_clock::now() + timeout;
