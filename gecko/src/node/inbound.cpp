@@ -474,11 +474,8 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
     std::unique_lock<std::mutex> io(io_, std::try_to_lock);
     if (!io.owns_lock()) {
         // An application leader drains whatever arrives. Any other holder
-        // (the reactor, in or after a drain, or a queued operation) may
+        // (the reactor, in or just after a drain, or a queued operation) may
         // leave frames in the links: let it finish, then look ourselves.
-        // (Only the reactor's drain itself was waited for: a reader that came
-        // just after it took what that drain had queued, the first of a
-        // burst, while the rest waited in the link.)
         if (app_leading_.load()) return;
         io.lock();
     }
@@ -489,10 +486,8 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
 }
 
 void Inbound::wake_all() {
-    signal(wake_fd_);
-    generation_.fetch_add(1);
-    { std::lock_guard<std::mutex> lock(followers_mutex_); }
-    followers_cv_.notify_all();
+    signal(wake_fd_);  // a leader blocked in a port's wait
+    delivered();       // the followers
 }
 
 void Inbound::close() {

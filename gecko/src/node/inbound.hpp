@@ -78,9 +78,10 @@ public:
     bool wait(const std::function<bool()>& ready, Clock::time_point deadline,
               std::optional<std::chrono::microseconds> spin = std::nullopt);
     /// Moves what the links hold into the sinks now: a reader looks at the
-    /// newest, not at what an idle moment left in its queue. If the reactor is
-    /// mid-drain, waits for it (a bounded drain); if an application thread
-    /// leads, returns at once (it drains everything that arrives). Nothing
+    /// newest, not at what an idle moment left in its queue. If the reactor
+    /// (or a queued operation) holds the ports, waits for it (a bounded
+    /// drain); if an application thread leads, returns at once (it drains
+    /// everything that arrives). Nothing
     /// either if an application thread drained less than `fresh_for` ago: a
     /// reader going through a backlog then pops what is queued instead of
     /// moving frames it will never read (they stay with the transport, whose
