@@ -325,6 +325,16 @@ class Checker:
         self.expect(msgpack.packb(m, use_bin_type=True) == data, name + ": a standard msgpack packer writes the same bytes")
         if e["name"].startswith("discovery."):
             self.expect(m["v"] == 2 and isinstance(m["t"], str), name + ": v and t")
+            if m["t"] == "add" and "schema" in m:
+                # PROTOCOL.md section 3.1: a schema's types are schemas.json's entries, field for field.
+                for t in m["schema"]["types"]:
+                    known = self.decoder.types.get(t["type_name"])
+                    self.expect(known is not None and t["fields"] == known["fields"],
+                                name + ": the schema of %s is schemas.json's" % t["type_name"])
+            if m["t"] == "directory":  # DISCOVERY.md section 4.1
+                for c in m["channels"]:
+                    self.expect(c["channel"] == (0 if c["service"] else channel_of("dalek", c["name"])), name + ": channel id")
+                    self.expect(c["type_hash"] == (fnv1a64(c["type"]) if c["type"] else 0), name + ": type hash")
         else:
             self.expect(fnv1a64(e["type_name"]) == e["type_hash"], name + ": type hash")
             self.expect(self.decoder.decode(e["type_name"], data) == e["map"], name + ": decodes by schemas.json")

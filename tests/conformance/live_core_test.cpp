@@ -13,6 +13,7 @@
 
 #include <gecko/net/net.hpp>
 #include <gecko/wire/discovery.hpp>
+#include <gecko/wire/hash.hpp>
 #include <geckocore/core.hpp>
 
 #include <cstring>
@@ -136,11 +137,19 @@ TEST_CASE("a live core answers a node's session exactly as the vectors show", "[
     REQUIRE(graph);
     lv::check_like(*graph, lv::as_json(lv::vector_bytes("discovery.graph")), {"instance"});
 
+    listener.send(lv::vector_bytes("discovery.watch_directory"));
+    const auto directory = listener.next("directory");
+    REQUIRE(directory);
+    lv::check_like(*directory, lv::as_json(lv::vector_bytes("discovery.directory_full")), {"instance"});
+
     talker.send(lv::vector_bytes("discovery.remove"));
     std::optional<Json> delta;
     for (int i = 0; i < 4 && (!delta || delta->at("id") != c::subscriber_id); ++i) delta = listener.next("peers");
     REQUIRE(delta);
     lv::check_like(*delta, lv::as_json(lv::vector_bytes("discovery.peers_delta")), {"instance"});
+    const auto directory_delta = listener.next("directory");  // sent after the peer sets the removal changed
+    REQUIRE(directory_delta);
+    lv::check_like(*directory_delta, lv::as_json(lv::vector_bytes("discovery.directory_delta")), {"instance"});
 
     talker.send(lv::vector_bytes("discovery.bye"));
     const auto client_delta = listener.next("peers");  // the server left with talker
@@ -152,6 +161,63 @@ TEST_CASE("a live core answers a node's session exactly as the vectors show", "[
     const auto unknown = talker.next("unknown");
     REQUIRE(unknown);
     lv::check_like(*unknown, lv::as_json(lv::vector_bytes("discovery.unknown")), {"instance"});
+}
+
+TEST_CASE("a live core refuses a topic whose channel id another has, and tells a key-wide subscriber of every publisher "
+          "its filter takes",
+          "[conformance][live][core]") {
+    LiveCore live(LiveCore::options());
+    lv::Dealer talker(live.context, live.core.endpoint());
+    lv::Dealer listener(live.context, live.core.endpoint());
+    talker.send(lv::vector_bytes("discovery.hello"));
+    REQUIRE(talker.next("welcome"));
+    listener.send(c::hello(c::listener()));
+    REQUIRE(listener.next("welcome"));
+
+    // Two names, one channel id: the second to register is refused, with the vector's error.
+    auto first = c::publisher_registration();
+    first.topic = c::colliding_topic;
+    talker.send(c::add(c::talker_session, c::talker_secret, first));
+    REQUIRE(live.core.wait_until_registered(c::colliding_topic, 1, 10s));
+    auto second = c::publisher_registration();
+    second.id = c::subscriber_id + 2;
+    second.topic = c::collided_topic;
+    listener.send(c::add(c::listener_session, c::listener_secret, second));
+    auto e = listener.next("error");
+    REQUIRE(e);
+    lv::check_like(*e, lv::as_json(lv::vector_bytes("discovery.error_collision")), {"instance"});
+    CHECK(live.core.registered(c::collided_topic) == 0);
+    CHECK(live.core.counters().refused == 1);
+
+    // A key-wide subscriber of arm1/*: told of arm1's publishers, and of those that come later, not of others.
+    listener.send(lv::vector_bytes("discovery.add_key_wide"));
+    auto peers = listener.next("peers");
+    REQUIRE(peers);
+    CHECK(peers->at("id") == c::recorder_id);
+    CHECK(peers->at("peers").empty());  // arm/joint5676 is not under arm1/
+    auto other = c::publisher_registration();
+    other.id = c::publisher_id + 100;
+    other.topic = "arm2/imu";
+    talker.send(c::add(c::talker_session, c::talker_secret, other));
+    auto arm1 = c::publisher_registration();
+    arm1.id = c::publisher_id + 101;
+    arm1.topic = "arm1/imu";
+    talker.send(c::add(c::talker_session, c::talker_secret, arm1));
+    peers = listener.next("peers");
+    REQUIRE(peers);
+    CHECK(peers->at("partial") == true);
+    REQUIRE(peers->at("peers").size() == 1);  // arm1/imu only: arm2/imu, sent before it, was no delta
+    CHECK(peers->at("peers")[0].at("topic") == "arm1/imu");
+
+    // `list` shows it apart, with its filter; the topics carry their channel ids.
+    lv::Dealer tool(live.context, live.core.endpoint());
+    tool.send(c::list(c::key, 0));
+    const auto list = tool.next("list");
+    REQUIRE(list);
+    REQUIRE(list->at("key_wide").size() == 1);
+    CHECK(list->at("key_wide")[0].at("filter").at("topics") == Json::array({"arm1/*"}));
+    for (const auto& t : list->at("topics"))
+        CHECK(t.at("channel") == gecko::wire::channel_of(c::key, t.at("name").get<std::string>()));
 }
 
 TEST_CASE("a live core refuses bad messages with the vectors' errors, checked in the documented order",
@@ -209,7 +275,9 @@ TEST_CASE("a live core refuses bad messages with the vectors' errors, checked in
     REQUIRE(e);
     lv::check_like(*e, lv::as_json(lv::vector_bytes("discovery.error_unknown_type")), varies);
 
-    gecko::discovery::Registration bad{0x0102030405060799ull, gecko::discovery::EntityKind::publisher, "#bad", c::string_type, false};
+    gecko::discovery::Registration bad = c::publisher_registration();
+    bad.id = 0x0102030405060799ull;
+    bad.topic = "#bad";
     peer.send(c::add(c::talker_session, c::talker_secret, bad));
     e = peer.next("error");
     REQUIRE(e);

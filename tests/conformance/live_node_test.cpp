@@ -349,9 +349,7 @@ TEST_CASE("a live node announces its subscribers, servers and clients as the vec
     CHECK_FALSE(subscribe);
 
     {
-        gecko::SubscriberOptions so;
-        so.all_topics = true;
-        auto recorder = node.raw_subscriber("", so);
+        auto recorder = node.subscribe_all();
         std::vector<std::string> prefixes;
         const auto a = next_announcement(xpub, &prefixes);
         REQUIRE(a);

@@ -14,6 +14,7 @@
 #include <gecko/wire/control.hpp>
 #include <gecko/wire/frame.hpp>
 #include <gecko/wire/hash.hpp>
+#include <gecko/wire/schema_of.hpp>
 
 #include <gecko/click/lockstep_msgs.hpp>
 
@@ -346,7 +347,7 @@ std::vector<TopicStats> talker_stats() {
 // The answer to `list` for the story: talker and listener, 'chatter' and 'add'
 // (geckocore/src/core.cpp write_list, field for field).
 Bytes list_answer(const CoreFields& c) {
-    Writer w("list", 12);
+    Writer w("list", 13);
     auto& pk = w.packer();
     w.kv("key", c.key);
     w.kv("instance", c.instance);
@@ -414,13 +415,17 @@ Bytes list_answer(const CoreFields& c) {
     };
     auto topic_entry = [&](bool service_entry, const Registration& producer, const HelloFields& pn, const TopicStats* ps,
                            const Registration& consumer, const HelloFields& cn) {
-        pk.pack_map(5);
+        pk.pack_map(7);
         pk.pack(std::string_view("name"));
         pk.pack(producer.topic);
         pk.pack(std::string_view("type"));
         pk.pack(producer.type_name);
         pk.pack(std::string_view("types"));
         pk.pack(std::vector<std::string>{producer.type_name});
+        pk.pack(std::string_view("channel"));
+        pk.pack(service_entry ? std::uint64_t{0} : wire::channel_of(key, producer.topic));
+        pk.pack(std::string_view("schema"));
+        pk.pack_nil();
         pk.pack(std::string_view(service_entry ? "servers" : "publishers"));
         pk.pack_array(1);
         entity(producer, pn, ps);
@@ -434,6 +439,8 @@ Bytes list_answer(const CoreFields& c) {
     w.key("services");
     pk.pack_array(1);
     topic_entry(true, server_registration(), nodes[0], &stats[1], client_registration(), nodes[1]);
+    w.key("key_wide");
+    pk.pack_array(0);
     w.kv("next", std::uint64_t{0});
     w.key("conflicts");
     pk.pack_array(0);
@@ -493,6 +500,26 @@ std::vector<Vector> discovery_vectors() {
                                    session_only("watch_graph", l.session, l.secret)));
     out.push_back(discovery_vector("graph", "a topic appeared (sent to sessions that watch the graph)", over_zmq, c2n,
                                    graph(l.session, core.instance, true, topic, false, string_type)));
+    out.push_back(discovery_vector("watch_directory", "listener asks to follow the key's channel directory", over_zmq, n2c,
+                                   session_only("watch_directory", l.session, l.secret)));
+    {
+        msgpack::sbuffer entries;
+        discovery::pack_channel_entry(entries, chatter_entry(true));
+        discovery::pack_channel_entry(entries, add_entry());
+        out.push_back(discovery_vector("directory_full", "the whole directory: the topic 'chatter' and the service 'add'",
+                                       over_zmq, c2n,
+                                       bytes_of(discovery::directory_message(l.session, core.instance, false, entries, 2, {}))));
+        msgpack::sbuffer changed;
+        discovery::pack_channel_entry(changed, chatter_entry(false));
+        out.push_back(discovery_vector("directory_delta", "a change: 'chatter' lost its publisher (its subscriber remains)",
+                                       over_zmq, c2n,
+                                       bytes_of(discovery::directory_message(l.session, core.instance, true, changed, 1, {}))));
+    }
+    out.push_back(discovery_vector("add_publisher_typed",
+                                   "a typed publisher of 'chatter' registers with the schema of its type", over_zmq, n2c,
+                                   add(t.session, t.secret, typed_publisher_registration())));
+    out.push_back(discovery_vector("add_key_wide", "listener registers a key-wide subscriber of every topic under 'arm1/'",
+                                   over_zmq, n2c, add(l.session, l.secret, key_wide_registration())));
     out.push_back(discovery_vector("list", "a tool asks for the key's table (no session needed)", over_zmq, "tool -> core",
                                    list(key, 0)));
     out.push_back(discovery_vector("list_page", "a tool asks for the next page, from topic index 1", over_zmq, "tool -> core",
@@ -532,6 +559,12 @@ std::vector<Vector> discovery_vectors() {
                                          "entity id " + std::to_string(publisher_id) +
                                              " is already registered by publisher on node 'talker'; ignored",
                                          l.session)));
+    out.push_back(discovery_vector(
+        "error_collision", "answer to listener's publisher of a topic whose channel id talker's topic has", over_zmq, c2n,
+        error(core.instance, subscriber_id + 2, "collision",
+              std::string("geckocore refused it: topic '") + collided_topic + "' has the channel id of topic '" +
+                  colliding_topic + "' (the 32-bit hash of its name, which frames carry: PROTOCOL.md §1): rename one of them",
+              l.session)));
     out.push_back(discovery_vector("error_auth", "answer to a message naming talker's session without its secret", over_zmq, c2n,
                                    error(core.instance, 0, "auth",
                                          "session " + std::to_string(talker_session) + " belongs to another node", talker_session)));
@@ -804,77 +837,15 @@ std::vector<Vector> rule_vectors() {
 
 // ---- schemas ------------------------------------------------------------------------------------------
 
-// The codec's own field type families: the schema says what the codec does.
-using gecko::wire::detail::is_optional;
-using gecko::wire::detail::is_string_map;
-using gecko::wire::detail::is_vector;
-template <class T>
-using is_array = gecko::wire::detail::is_std_array<T>;
-
-template <class M, std::size_t I>
-using field_t = std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, decltype(std::declval<const M&>().gecko_fields())>>>;
-
-template <class T>
-Json shape();
-
-template <class M, std::size_t... I>
-Json fields_of(std::index_sequence<I...>) {
-    Json fields = Json::array();
-    (fields.push_back(Json{{"name", std::string(M::gecko_field_names[I])}, {"type", shape<field_t<M, I>>()}}), ...);
-    return fields;
-}
-
-template <class M>
-Json fields_of() {
-    return fields_of<M>(std::make_index_sequence<M::gecko_field_names.size()>{});
-}
-
-// A field's wire type: "int64", "float64", "str", "bin", ... or an object
-// for containers, nested messages and enums (schemas.json's "conventions").
-template <class T>
-Json shape() {
-    if constexpr (std::is_same_v<T, bool>) {
-        return "bool";
-    } else if constexpr (std::is_integral_v<T>) {
-        return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(8 * sizeof(T));
-    } else if constexpr (std::is_same_v<T, double>) {
-        return "float64";
-    } else if constexpr (std::is_same_v<T, float>) {
-        return "float32";
-    } else if constexpr (std::is_same_v<T, std::string>) {
-        return "str";
-    } else if constexpr (std::is_same_v<T, std::vector<std::uint8_t>>) {
-        return "bin";
-    } else if constexpr (wire::is_enum_v<T>) {
-        constexpr const auto& table = wire::detail::enum_table<T>;
-        Json names = Json::array();
-        Json values = Json::array();
-        for (auto n : table.names) names.push_back(std::string(n));
-        for (auto v : table.values) values.push_back(static_cast<std::int64_t>(static_cast<std::underlying_type_t<T>>(v)));
-        return Json{{"enum", std::string(table.type)}, {"names", names}, {"values", values}};
-    } else if constexpr (is_array<T>::value) {
-        return Json{{"array", shape<typename T::value_type>()}, {"size", std::tuple_size<T>::value}};
-    } else if constexpr (is_vector<T>::value) {
-        return Json{{"array", shape<typename T::value_type>()}};
-    } else if constexpr (is_optional<T>::value) {
-        return Json{{"optional", shape<typename T::value_type>()}};
-    } else if constexpr (is_string_map<T>::value) {
-        return Json{{"map", shape<typename T::mapped_type>()}};
-    } else if constexpr (wire::is_message_v<T>) {
-        return Json{{"message", T::type_name}};
-    } else {
-        static_assert(wire::has_fields_v<T>, "a field type schemas() does not know");
-        return Json{{"struct", fields_of<T>()}};
-    }
-}
-
+// A type's entry: its schema as gecko::wire::schema_of<M>() makes it (the one
+// a typed publisher declares), with its hash and default value.
 template <class M>
 Json schema_of() {
     Json j;
     j["type_name"] = M::type_name;
     j["type_hash"] = wire::type_hash(M::type_name);
     j["type_hash_hex"] = hex_number(wire::type_hash(M::type_name));
-    j["fields"] = fields_of<M>();
+    j["fields"] = Json::parse(wire::schema_of<M>().to_json()).at("types").at(0).at("fields");
     const Bytes defaults = encoded(M{});
     j["default"] = msgpack_to_json(defaults.data(), defaults.size());
     return j;
@@ -911,10 +882,56 @@ HelloFields listener() {
     return h;
 }
 
-Registration publisher_registration() { return Registration{publisher_id, EntityKind::publisher, topic, string_type, false}; }
-Registration server_registration() { return Registration{server_id, EntityKind::server, service, service_type, false}; }
-Registration subscriber_registration() { return Registration{subscriber_id, EntityKind::subscriber, topic, string_type, false}; }
-Registration client_registration() { return Registration{client_id, EntityKind::client, service, service_type, false}; }
+namespace {
+Registration registration(std::uint64_t id, EntityKind kind, const std::string& name, const std::string& type) {
+    Registration r;
+    r.id = id;
+    r.kind = kind;
+    r.topic = name;
+    r.type_name = type;
+    return r;
+}
+}  // namespace
+
+Registration publisher_registration() { return registration(publisher_id, EntityKind::publisher, topic, string_type); }
+Registration server_registration() { return registration(server_id, EntityKind::server, service, service_type); }
+Registration subscriber_registration() { return registration(subscriber_id, EntityKind::subscriber, topic, string_type); }
+Registration client_registration() { return registration(client_id, EntityKind::client, service, service_type); }
+
+Registration typed_publisher_registration() {
+    Registration r = registration(typed_publisher_id, EntityKind::publisher, topic, string_type);
+    const auto schema = wire::schema_of<msgs::String>().encode();
+    r.schema.assign(schema.begin(), schema.end());
+    return r;
+}
+
+Registration key_wide_registration() {
+    Registration r = registration(recorder_id, EntityKind::subscriber, "*", "");
+    r.wildcard = true;
+    r.topic_filter = {"arm1/*"};
+    r.type_filter = {"*"};
+    return r;
+}
+
+discovery::ChannelEntry chatter_entry(bool publisher) {
+    discovery::ChannelEntry e;
+    e.name = topic;
+    e.channel = wire::channel_of(key, topic);
+    e.type_name = string_type;
+    e.type_hash = wire::type_hash(string_type);
+    if (publisher) e.producers.push_back({publisher_id, "talker", "robot1", string_type, false});
+    return e;
+}
+
+discovery::ChannelEntry add_entry() {
+    discovery::ChannelEntry e;
+    e.name = service;
+    e.service = true;
+    e.type_name = service_type;
+    e.type_hash = wire::type_hash(service_type);
+    e.producers.push_back({server_id, "talker", "robot1", service_type, false});
+    return e;
+}
 
 Peer peer_of(const Registration& r, const HelloFields& n) {
     Peer p;
@@ -959,11 +976,7 @@ Bytes hello(const HelloFields& h) {
 
 // send_add
 Bytes add(std::uint64_t session, std::uint64_t secret, const Registration& r) {
-    Writer w("add", 2 + discovery::registration_fields);
-    w.kv("s", session);
-    w.kv("secret", secret);
-    discovery::pack_registration_fields(w.packer(), r);
-    return bytes_of(w);
+    return bytes_of(discovery::add_message(session, secret, r));
 }
 
 // DiscoveryClient::remove

@@ -39,6 +39,10 @@ inline constexpr std::uint64_t server_id = 0x2122232425262728ull;      // talker
 inline constexpr std::uint64_t subscriber_id = 0x1112131415161718ull;  // listener's subscriber of "chatter"
 inline constexpr std::uint64_t client_id = 0x3132333435363738ull;      // listener's client of "add"
 inline constexpr std::uint64_t recorder_id = 0x7172737475767778ull;    // a key-wide subscriber
+inline constexpr std::uint64_t typed_publisher_id = 0x0102030405060709ull;  // talker's typed publisher of "chatter"
+// Two topic names whose channel ids collide (fnv1a32 of both is 0x2dab3b7c).
+inline constexpr const char* colliding_topic = "arm/joint5676";
+inline constexpr const char* collided_topic = "arm/joint217000";
 inline constexpr std::uint64_t talker_session = 0x4142434445464748ull;
 inline constexpr std::uint64_t talker_secret = 0x5152535455565758ull;
 inline constexpr std::uint64_t listener_session = 0x4a4b4c4d4e4f5051ull;
@@ -96,6 +100,14 @@ HelloFields listener();
 Bytes query(const std::string& key, const std::string& node, const std::string& host, std::int32_t pid);
 Bytes hello(const HelloFields& h);
 Bytes add(std::uint64_t session, std::uint64_t secret, const discovery::Registration& r);
+/// talker's publisher of "chatter" as a typed publisher registers it: with the schema of gecko.msgs.String.
+discovery::Registration typed_publisher_registration();
+/// A recorder's key-wide subscriber of "arm1/*" (any type).
+discovery::Registration key_wide_registration();
+/// The directory's entry of "chatter" with talker's publisher and listener's subscriber registered,
+/// and (`publisher` false) after the publisher left.
+discovery::ChannelEntry chatter_entry(bool publisher);
+discovery::ChannelEntry add_entry();
 Bytes remove(std::uint64_t session, std::uint64_t secret, std::uint64_t id);
 Bytes hb(std::uint64_t session, std::uint64_t secret, const std::vector<std::uint64_t>& ids);
 /// `links`: the sessions the node receives from, with each link's transport ("ipc", "shm", ...).

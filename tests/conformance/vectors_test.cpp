@@ -14,6 +14,7 @@
 #include <gecko/wire/discovery.hpp>
 #include <gecko/wire/frame.hpp>
 #include <gecko/wire/hash.hpp>
+#include <gecko/wire/schema.hpp>
 
 #include <cmath>
 #include <fstream>
@@ -294,7 +295,7 @@ TEST_CASE("what is not an announcement is refused", "[conformance][announcements
 
 TEST_CASE("every committed discovery message reads back as the node and the core read it", "[conformance][discovery]") {
     const auto names = names_starting("discovery.");
-    REQUIRE(names.size() == 34);
+    REQUIRE(names.size() == 40);
     for (const auto& name : names) {
         INFO(name);
         const Json& m = committed().entry(name).at("map");
@@ -312,6 +313,20 @@ TEST_CASE("every committed discovery message reads back as the node and the core
             REQUIRE(r);
             CHECK(r->id == m.at("id").get<std::uint64_t>());
             CHECK(discovery::to_string(r->kind) == m.at("kind").get<std::string>());
+            CHECK(r->wildcard == m.value("wildcard", false));
+            if (m.contains("schema")) {  // a schema that decodes, and describes the registered type
+                const auto schema = wire::Schema::decode(reinterpret_cast<const std::uint8_t*>(r->schema.data()), r->schema.size());
+                CHECK(schema.find(r->type_name));
+            }
+        } else if (t == "directory") {
+            const auto list = discovery::find(root, "channels");
+            REQUIRE(list);
+            for (std::uint32_t i = 0; i < list->count(); ++i) {
+                const auto e = discovery::read_channel_entry(*list->item(i));
+                REQUIRE(e);
+                CHECK(e->channel == (e->service ? 0 : wire::channel_of(c::key, e->name)));
+                CHECK(e->type_hash == wire::type_hash(e->type_name));
+            }
         } else if (t == "peers") {
             const auto list = discovery::find(root, "peers");
             REQUIRE(list);

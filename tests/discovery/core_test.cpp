@@ -34,8 +34,8 @@ struct Events {
             cv.notify_all();
         };
     }
-    std::function<void(std::uint64_t, const std::string&)> error_sink() {
-        return [this](std::uint64_t id, const std::string& m) {
+    std::function<void(std::uint64_t, const std::string&, const std::string&)> error_sink() {
+        return [this](std::uint64_t id, const std::string&, const std::string& m) {
             std::lock_guard<std::mutex> lock(mutex);
             errors.emplace_back(id, m);
             cv.notify_all();

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     }
     if (o.locators.empty()) o.locators.push_back("tcp://0.0.0.0:9");
     DiscoveryClient client(o);
-    client.on_error([](std::uint64_t id, const std::string& m) { say("error " + std::to_string(id) + " " + m); });
+    client.on_error([](std::uint64_t id, const std::string&, const std::string& m) { say("error " + std::to_string(id) + " " + m); });
     say("ready " + std::to_string(client.session()));
 
     std::uint64_t instance = 0;

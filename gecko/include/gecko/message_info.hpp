@@ -8,6 +8,8 @@
 
 namespace gecko {
 
+struct ChannelInfo;
+
 struct MessageInfo {
     std::uint64_t sequence = 0;       ///< the publisher's sequence number (starts at 1)
     std::uint64_t publisher_id = 0;   ///< identifies the publisher (random per publisher)
@@ -20,6 +22,13 @@ struct MessageInfo {
     /// for typeless ones (tools) as discovery names it ("" if not known yet).
     std::string type_name;
     std::uint64_t type_hash = 0;      ///< the frame's type hash (fnv1a64 of the type name)
+    /// The topic the message was published on: the subscriber's own, or for
+    /// a key-wide subscription (Node::subscribe_all) the one the directory
+    /// names ("" without a directory: discovery off, or an older core).
+    std::string topic;
+    /// Key-wide subscriptions: the directory's entry of `topic` (its type,
+    /// schema and publishers), valid while the message is; null otherwise.
+    const ChannelInfo* channel = nullptr;
 };
 
 }  // namespace gecko

@@ -29,11 +29,13 @@
 #include <utility>
 #include <vector>
 
+#include "gecko/directory.hpp"
 #include "gecko/graph.hpp"
 #include "gecko/log.hpp"
 #include "gecko/publisher.hpp"
 #include "gecko/service.hpp"
 #include "gecko/subscriber.hpp"
+#include "gecko/wire/schema_of.hpp"
 
 namespace gecko {
 
@@ -165,12 +167,14 @@ public:
     /// @throws gecko::Error (Errc::invalid_argument) for an empty or invalid topic name.
     template <class T>
     [[nodiscard]] Publisher<T> publisher(const std::string& topic, PublisherOptions options = {}) {
+        declare_schema<T>();
         return Publisher<T>(raw_publisher(topic, std::string(type_name_of<T>()), std::move(options)));
     }
 
     /// A subscriber of T on `topic`, read with receive().
     template <class T>
     [[nodiscard]] Subscriber<T> subscriber(const std::string& topic, SubscriberOptions options = {}) {
+        declare_schema<T>();
         options.type_name = std::string(type_name_of<T>());
         return Subscriber<T>(raw_subscriber(topic, std::move(options)));
     }
@@ -183,6 +187,7 @@ public:
     [[nodiscard]] Subscriber<T> subscriber(const std::string& topic, F callback, SubscriberOptions options = {}) {
         static_assert(std::is_invocable_v<F&, const T&> || std::is_invocable_v<F&, const T&, const MessageInfo&>,
                       "gecko: a subscriber callback takes (const T&) or (const T&, const gecko::MessageInfo&)");
+        declare_schema<T>();
         options.type_name = std::string(type_name_of<T>());
         return Subscriber<T>(raw_subscriber(
             topic, std::move(options),
@@ -207,6 +212,8 @@ public:
     [[nodiscard]] Service<Req, Rep> service(const std::string& name, F handler, ServiceOptions options = {}) {
         static_assert(std::is_invocable_r_v<Rep, F&, const Req&>,
                       "gecko: a service handler takes (const Req&) and returns a Rep");
+        declare_schema<Req>();
+        declare_schema<Rep>();
         return Service<Req, Rep>(raw_server(
             name, std::string(type_name_of<Req>()), std::string(type_name_of<Rep>()),
             [h = std::move(handler)](const RawView& request, Buffer& reply) {
@@ -223,6 +230,23 @@ public:
         return Client<Req, Rep>(
             raw_client(name, std::string(type_name_of<Req>()), std::string(type_name_of<Rep>()), std::move(options)));
     }
+
+    /// Every message of every topic of the key that `filter` takes, whoever
+    /// publishes it, now or later, over whatever link: a recorder's, a
+    /// bridge's, `gecko echo '*'`'s subscription. Each message's MessageInfo
+    /// names its topic, its type and its directory entry (schema,
+    /// publishers); read them with receive().
+    ///
+    /// A message waits (up to 2 s) until the key's directory names its
+    /// channel; one it never names is dropped and counted
+    /// (SubscriberStats::unlisted). Without discovery there is no directory:
+    /// messages come unnamed, and only TopicFilter::all() takes any.
+    /// `options.type_name` must be empty (filter types with `filter.types`).
+    /// @throws gecko::Error (Errc::invalid_argument) for an invalid pattern.
+    [[nodiscard]] RawSubscriber subscribe_all(TopicFilter filter = TopicFilter::all(), SubscriberOptions options = {});
+    /// The same, delivering to `callback` from spin() (as raw_subscriber's).
+    [[nodiscard]] RawSubscriber subscribe_all(TopicFilter filter, std::function<void(const RawView&)> callback,
+                                              SubscriberOptions options = {});
 
     // The untyped layer (tools, bridges, other languages).
     [[nodiscard]] RawPublisher raw_publisher(const std::string& topic, const std::string& type_name,
@@ -265,6 +289,31 @@ public:
     /// callbacks, it runs on the thread that spins the node (spin(),
     /// spin_once(), spin_in_background()). Destroy the returned handle to stop.
     [[nodiscard]] GraphWatch on_graph_change(std::function<void(const GraphEvent&)> callback);
+
+    /// Calls `callback` for each change of the key's channel directory
+    /// (directory.hpp), first with `added` for every entry that exists, from
+    /// the thread that spins the node. Destroy the returned handle to stop.
+    /// @throws gecko::Error (Errc::discovery) for a node without discovery.
+    [[nodiscard]] DirectoryWatch watch_directory(std::function<void(const DirectoryEvent&)> callback);
+    /// The key's directory now: every topic and service, with its channel,
+    /// type, schema and publishers (waits up to `timeout` for the core's
+    /// first answer).
+    /// @throws gecko::Error (Errc::discovery) if none came, or the core keeps none (an older geckocore).
+    std::vector<std::shared_ptr<const ChannelInfo>> directory(std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+    /// Declares the fields of the types in `schema` (schema.hpp): this
+    /// node's publishers, servers and subscribers of those types carry them
+    /// to the key's directory, where tools, bridges and recorders read them.
+    /// Typed entities (publisher<T>(), service<Req, Rep>(), subscriber<T>())
+    /// declare theirs by themselves; raw ones of a type declared here do too.
+    void declare_schema(const wire::Schema& schema);
+    template <class T>
+    void declare_schema() {
+        if constexpr (wire::is_message_v<T>) {  // else type_name_of<T> says what T lacks, once
+            static const wire::Schema schema = wire::schema_of<T>();
+            declare_schema(schema);
+        }
+    }
 
     const std::string& key() const;
     const std::string& name() const;

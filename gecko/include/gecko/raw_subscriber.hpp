@@ -37,9 +37,6 @@ struct SubscriberOptions {
     std::size_t max_publishers = 1024;
     /// Type to accept. Typed subscribers set it; empty accepts any type (tools).
     std::string type_name;
-    /// Every topic of the key (a recorder, a bridge): `topic` is then ignored
-    /// and type_name must be empty.
-    bool all_topics = false;
     /// How long a waiting receive() busy-polls the node's shared-memory links
     /// before it blocks (unset: the node's NodeOptions::spin, GECKO_SPIN_US, which
     /// a port that spins by itself keeps doing after this one).

@@ -56,6 +56,9 @@ struct SubscriberStats {
     /// Publishers forgotten because more than SubscriberOptions::max_publishers
     /// sent to this subscriber (the least recently heard goes first).
     std::uint64_t publishers_forgotten = 0;
+    /// Key-wide subscriptions: messages on a channel the key's directory did
+    /// not name within 2 s (a publisher that never registered), dropped.
+    std::uint64_t unlisted = 0;
     std::int64_t last_latency_ns = -1;///< receive time minus send time of the last message
     std::map<std::uint64_t, PeerStats> publishers;  ///< keyed by publisher id (those still known)
 };

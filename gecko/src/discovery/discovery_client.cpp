@@ -95,8 +95,10 @@ struct DiscoveryClient::Impl {
     };
     std::map<std::uint64_t, Registration> registrations;
     std::map<std::uint64_t, Watch> watches;
-    std::function<void(std::uint64_t, const std::string&)> error_callback;
+    std::function<void(std::uint64_t, const std::string&, const std::string&)> error_callback;
     std::function<void(bool, bool, const std::string&, const std::string&)> graph_callback;
+    std::function<void(const DirectoryUpdate&)> directory_callback;
+    std::function<void()> directory_unsupported;
     std::vector<TopicStats> stats;
     bool stats_pending = false;
     std::vector<std::pair<std::uint64_t, std::string>> links;  // reported with the stats: peer session, transport
@@ -160,6 +162,8 @@ struct DiscoveryClient::Impl {
     void on_redirect(const wire::Value& root, Clock::time_point now);
     void on_graph(const wire::Value& root);
     void send_watch_graph();
+    void on_directory(const wire::Value& root);
+    void send_watch_directory();
     std::vector<std::uint64_t> ids() const;
     void deliver(std::uint64_t id, Watch& w);
     void lose_core(Clock::time_point now, const std::string& why);
@@ -220,16 +224,20 @@ bool DiscoveryClient::Impl::send_hello() {
 }
 
 void DiscoveryClient::Impl::send_add(const Registration& r) {
-    discovery::Writer w("add", 2 + discovery::registration_fields);
-    w.kv("s", session);
-    w.kv("secret", secret);
-    discovery::pack_registration_fields(w.packer(), r);
-    send(w);
+    send(discovery::add_message(session, secret, r));
 }
 
 void DiscoveryClient::Impl::send_watch_graph() {
     if (!graph_callback) return;
     discovery::Writer w("watch_graph", 2);
+    w.kv("s", session);
+    w.kv("secret", secret);
+    send(w);
+}
+
+void DiscoveryClient::Impl::send_watch_directory() {
+    if (!directory_callback) return;
+    discovery::Writer w("watch_directory", 2);
     w.kv("s", session);
     w.kv("secret", secret);
     send(w);
@@ -372,6 +380,7 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         early_adds = false;
         if (!stats.empty()) send_stats();
         send_watch_graph();
+        send_watch_directory();
         next_heartbeat = now + heartbeat_period;
         next_stats = now + milliseconds(3000);
         finder->note_unicast(core_endpoint == finder->explicit_endpoint() ? "answered" : "");
@@ -414,6 +423,8 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         }
     } else if (t == "graph") {
         on_graph(root);
+    } else if (t == "directory") {
+        on_directory(root);
     } else if (t == "peers") {
         on_peers(root);
     } else if (t == "redirect") {
@@ -442,6 +453,11 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
             via_door = door;
             return;
         }
+        if (code == "unknown_type" && text.find("'watch_directory'") != std::string::npos) {
+            // A core older than the channel directory: said once by whoever asked for it.
+            if (directory_unsupported) directory_unsupported();
+            return;
+        }
         if (code == "wrong_key") {
             if (!wrong_key) log.error("discovery: " + text);
             wrong_key = true;
@@ -454,7 +470,7 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         if (!error_callback || id == 0) log.warn("discovery: geckocore reports " + code + ": " + text);
         if (error_callback && id != 0) {
             try {
-                error_callback(id, text);
+                error_callback(id, code, text);
             } catch (const std::exception& e) {
                 log.error(std::string("discovery: error callback threw: ") + e.what());
             }
@@ -472,6 +488,25 @@ void DiscoveryClient::Impl::on_graph(const wire::Value& root) {
     }
     graph_callback(event == "appeared", discovery::get_bool(root, "service", false), *name,
                    discovery::get_str(root, "type").value_or(""));
+}
+
+void DiscoveryClient::Impl::on_directory(const wire::Value& root) {
+    if (!directory_callback) return;
+    DirectoryUpdate u;
+    u.partial = discovery::get_bool(root, "partial", false);
+    const auto channels = discovery::find(root, "channels");
+    const auto gone = discovery::find(root, "gone");
+    if (!channels || channels->type() != wire::Type::array || (gone && gone->type() != wire::Type::array)) {
+        on_malformed("a 'directory' message without its 'channels' array");
+        return;
+    }
+    for (const wire::Value& item : channels->items())
+        if (auto e = discovery::read_channel_entry(item)) u.channels.push_back(std::move(*e));
+    if (gone)
+        for (const wire::Value& item : gone->items())
+            if (auto name = discovery::get_str(item, "name"))
+                u.gone.emplace_back(discovery::get_bool(item, "service", false), std::move(*name));
+    directory_callback(u);
 }
 
 // The host door (the well-known port of GECKO_CORE=host) names the core of our
@@ -778,7 +813,7 @@ void DiscoveryClient::watch(std::uint64_t id, std::function<void(const std::vect
     });
 }
 
-void DiscoveryClient::on_error(std::function<void(std::uint64_t, const std::string&)> cb) {
+void DiscoveryClient::on_error(std::function<void(std::uint64_t, const std::string&, const std::string&)> cb) {
     impl_->post([impl = impl_.get(), cb = std::move(cb)]() mutable { impl->error_callback = std::move(cb); });
 }
 
@@ -787,6 +822,16 @@ void DiscoveryClient::report(std::vector<TopicStats> stats, std::vector<std::pai
         impl->stats = std::move(stats);
         impl->links = std::move(links);
         impl->stats_pending = true;
+    });
+}
+
+void DiscoveryClient::watch_directory(std::function<void(const DirectoryUpdate&)> on_update,
+                                      std::function<void()> on_unsupported) {
+    impl_->post([impl = impl_.get(), cb = std::move(on_update), unsupported = std::move(on_unsupported)]() mutable {
+        const bool was = static_cast<bool>(impl->directory_callback);
+        impl->directory_callback = std::move(cb);
+        impl->directory_unsupported = std::move(unsupported);
+        if (impl->acked && impl->directory_callback && !was) impl->send_watch_directory();
     });
 }
 

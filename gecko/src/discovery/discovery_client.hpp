@@ -22,6 +22,7 @@
 
 #include "gecko/net/finder.hpp"
 #include "gecko/wire/discovery.hpp"
+#include "node/directory.hpp"
 
 namespace gecko::detail {
 
@@ -70,9 +71,9 @@ public:
     /// servers of its service. Called on the discovery thread with the full current set
     /// once after the first answer, then whenever that set changes.
     void watch(std::uint64_t id, std::function<void(const std::vector<Peer>&)> on_peers);
-    /// Errors the core reports about one of our entities (type conflict, duplicate id...).
-    /// Called on the discovery thread.
-    void on_error(std::function<void(std::uint64_t id, const std::string& message)> cb);
+    /// Errors the core reports about one of our entities (`code`: type_conflict,
+    /// duplicate, refused, collision, ...). Called on the discovery thread.
+    void on_error(std::function<void(std::uint64_t id, const std::string& code, const std::string& message)> cb);
     /// Latest figures, forwarded to the core on the next report tick (~3 s).
     /// `links`: the other nodes' sessions this node receives from, with the
     /// transport of each link ("shm", "ipc", ...), for `gecko info`.
@@ -80,6 +81,10 @@ public:
     /// Follows the key's topics: `on_event(appeared, service, name, type)`,
     /// first for every topic that exists, then as they change. Empty: stop.
     void watch_graph(std::function<void(bool appeared, bool service, const std::string& name, const std::string& type)> on_event);
+    /// Follows the key's channel directory (docs/DISCOVERY.md §4.1): each
+    /// `directory` message the core sends, read; `on_unsupported` once if the
+    /// core keeps none (an older core). Called on the discovery thread.
+    void watch_directory(std::function<void(const DirectoryUpdate&)> on_update, std::function<void()> on_unsupported);
     /// True once a core acknowledged this node (returns at once if it already has).
     bool wait_for_core(std::chrono::milliseconds timeout);
     /// True while a core is acknowledging our heartbeats.

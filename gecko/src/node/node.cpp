@@ -241,6 +241,19 @@ RawSubscriber Node::raw_subscriber(const std::string& topic, SubscriberOptions o
     return RawSubscriber(std::move(impl));
 }
 
+RawSubscriber Node::subscribe_all(TopicFilter filter, SubscriberOptions options) {
+    auto impl = std::make_shared<detail::SubscriberImpl>(impl_, "*", std::move(options), nullptr, std::move(filter));
+    impl->start();
+    return RawSubscriber(std::move(impl));
+}
+
+RawSubscriber Node::subscribe_all(TopicFilter filter, std::function<void(const RawView&)> callback, SubscriberOptions options) {
+    if (!callback) throw Error(Errc::invalid_argument, "subscribe_all: empty callback");
+    auto impl = std::make_shared<detail::SubscriberImpl>(impl_, "*", std::move(options), std::move(callback), std::move(filter));
+    impl->start();
+    return RawSubscriber(std::move(impl));
+}
+
 RawServer Node::raw_server(const std::string& name, const std::string& request_type, const std::string& reply_type,
                            RawHandler handler, ServiceOptions options) {
     return RawServer(make_server_impl(impl_, name, request_type, reply_type, std::move(handler), std::move(options)));
@@ -264,6 +277,13 @@ GraphWatch Node::on_graph_change(std::function<void(const GraphEvent&)> callback
     return impl_->on_graph_change(std::move(callback));
 }
 Graph Node::graph(std::chrono::milliseconds timeout) { return impl_->graph(timeout); }
+DirectoryWatch Node::watch_directory(std::function<void(const DirectoryEvent&)> callback) {
+    return impl_->watch_directory(std::move(callback));
+}
+std::vector<std::shared_ptr<const ChannelInfo>> Node::directory(std::chrono::milliseconds timeout) {
+    return impl_->directory(timeout);
+}
+void Node::declare_schema(const wire::Schema& schema) { impl_->declare_schema(schema); }
 const std::string& Node::key() const { return impl_->options().key; }
 const std::string& Node::name() const { return impl_->options().name; }
 const Logger& Node::logger() const { return impl_->logger(); }

@@ -43,8 +43,11 @@ NodeImpl::NodeImpl(NodeOptions options)
     // The hello that carries their locators leaves from the reactor, later.
     if (options_.discovery) {
         discovery_ = std::make_unique<DiscoveryClient>(discovery_options(), &reactor_);
-        discovery_->on_error([this](std::uint64_t, const std::string& message) {
+        discovery_->on_error([this](std::uint64_t id, const std::string& code, const std::string& message) {
             notices_.add(LogLevel::error, message, message);  // logged once per distinct conflict
+            if (code != "collision") return;
+            std::lock_guard<std::mutex> lock(entities_mutex_);
+            if (const auto it = entities_.find(id); it != entities_.end()) it->second->refused(message);
         });
         session_ = discovery_->session();  // one id for the node, its ports and its core session
     }
@@ -178,7 +181,48 @@ void NodeImpl::attach(Entity& e, const Registration& registration) {
         std::lock_guard<std::mutex> lock(entities_mutex_);
         entities_[e.id()] = &e;
     }
-    if (discovery_) discovery_->add(registration);
+    if (!discovery_) return;
+    if (registration.wildcard || !registration.schema.empty()) return discovery_->add(registration);
+    Registration r = registration;
+    r.schema = schema_for(r.type_name);
+    discovery_->add(r);
+}
+
+void NodeImpl::declare_schema(const wire::Schema& schema) {
+    std::lock_guard<std::mutex> lock(schemas_mutex_);
+    for (const auto& t : schema.types()) schemas_.try_emplace(t.type_name, t);
+}
+
+std::string NodeImpl::schema_for(const std::string& type_name) const {
+    std::vector<std::string> roots{type_name};
+    if (const auto arrow = type_name.find("->"); arrow != std::string::npos)
+        roots = {type_name.substr(0, arrow), type_name.substr(arrow + 2)};
+    std::lock_guard<std::mutex> lock(schemas_mutex_);
+    // The declared types and every message type their fields name, as far as declared.
+    std::vector<wire::MessageSchema> types;
+    std::set<std::string> seen;
+    std::vector<std::string> todo(roots.rbegin(), roots.rend());
+    while (!todo.empty()) {
+        const std::string name = todo.back();
+        todo.pop_back();
+        if (!seen.insert(name).second) continue;
+        const auto it = schemas_.find(name);
+        if (it == schemas_.end()) return "";  // part of it undeclared: a schema must be complete
+
+        types.push_back(it->second);
+        std::vector<const wire::FieldType*> fields;
+        for (const auto& f : it->second.fields) fields.push_back(&f.type);
+        while (!fields.empty()) {
+            const wire::FieldType* t = fields.back();
+            fields.pop_back();
+            if (t->kind == wire::FieldType::Kind::message) todo.push_back(t->name);
+            for (const auto& i : t->item) fields.push_back(&i);
+            for (const auto& f : t->fields) fields.push_back(&f.type);
+        }
+    }
+    const auto bytes = wire::Schema(std::move(types)).encode();
+    if (bytes.size() > wire::Schema::max_encoded_size) return "";
+    return std::string(bytes.begin(), bytes.end());
 }
 
 void NodeImpl::attach_watching(Entity& e, const Registration& registration) {
@@ -437,6 +481,10 @@ bool NodeImpl::any_ready() {
         std::lock_guard<std::mutex> lock(graph_mutex_);
         if (!graph_events_.empty()) return true;
     }
+    {
+        std::lock_guard<std::mutex> lock(directory_watch_mutex_);
+        if (!directory_events_.empty()) return true;
+    }
     return collect_ready(nullptr);
 }
 
@@ -457,6 +505,23 @@ std::size_t NodeImpl::dispatch_ready() {
                 cb(e);
             } catch (const std::exception& ex) {
                 logger_.error(std::string("a graph watch callback threw: ") + ex.what());
+            }
+            ++ran;
+        }
+    std::vector<DirectoryNote> notes;
+    std::map<std::uint64_t, std::function<void(const DirectoryEvent&)>> directory_watchers;
+    {
+        std::lock_guard<std::mutex> lock(directory_watch_mutex_);
+        notes.swap(directory_events_);
+        if (!notes.empty()) directory_watchers = directory_watches_;
+    }
+    for (const auto& note : notes)
+        for (auto& [id, cb] : directory_watchers) {
+            if (note.watch != 0 && note.watch != id) continue;
+            try {
+                cb(note.event);
+            } catch (const std::exception& ex) {
+                logger_.error(std::string("a directory watch callback threw: ") + ex.what());
             }
             ++ran;
         }
@@ -518,6 +583,80 @@ GraphWatch NodeImpl::on_graph_change(std::function<void(const GraphEvent&)> call
         if (auto self = weak.lock()) {
             std::lock_guard<std::mutex> lock(self->graph_mutex_);
             self->graph_watches_.erase(id);
+        }
+    });
+}
+
+// ---- the channel directory ------------------------------------------------------------------------
+
+bool NodeImpl::follow_directory() {
+    if (!discovery_) return false;
+    if (following_directory_.exchange(true)) return true;
+    discovery_->watch_directory([this](const DirectoryUpdate& u) { on_directory(u); },
+                                [this] { on_directory_unsupported(); });
+    return true;
+}
+
+void NodeImpl::on_directory(const DirectoryUpdate& update) {
+    std::vector<DirectoryEvent> events;
+    {
+        // Applied and queued at once: a watch registered meanwhile sees each change once.
+        std::lock_guard<std::mutex> lock(directory_watch_mutex_);
+        events = key_directory_.apply(update);
+        if (!directory_watches_.empty())
+            for (const auto& e : events) directory_events_.push_back(DirectoryNote{0, e});
+    }
+    if (events.empty()) return;
+    {
+        std::lock_guard<std::mutex> lock(entities_mutex_);
+        for (auto& [id, e] : entities_) e->directory_changed(events);
+    }
+    inbound_->wake_all();  // spin() delivers the events; readers see what the directory released
+}
+
+void NodeImpl::on_directory_unsupported() {
+    if (key_directory_.state() == Directory::State::unsupported) return;
+    key_directory_.mark_unsupported();
+    notices_.add(LogLevel::warn, "no directory",
+                 "the geckocore of key '" + options_.key + "' keeps no channel directory (a version older than this "
+                 "node's): key-wide subscriptions take every message without its topic's name, and Node::directory() "
+                 "fails; upgrade geckocore");
+    std::lock_guard<std::mutex> lock(entities_mutex_);
+    for (auto& [id, e] : entities_) e->directory_unsupported();
+}
+
+std::vector<std::shared_ptr<const ChannelInfo>> NodeImpl::directory(std::chrono::milliseconds timeout) {
+    if (closed()) throw_closed("Node::directory");
+    if (!follow_directory())
+        throw Error(Errc::discovery, "Node::directory(): node '" + options_.name + "' runs without discovery: there is no directory");
+    switch (key_directory_.wait(timeout)) {
+        case Directory::State::known: return key_directory_.snapshot();
+        case Directory::State::unsupported:
+            throw Error(Errc::discovery, "the geckocore of key '" + options_.key +
+                                             "' keeps no channel directory (a version older than this node's)");
+        case Directory::State::unknown: break;
+    }
+    throw Error(Errc::discovery, "no directory from the geckocore of key '" + options_.key + "' within " +
+                                     std::to_string(timeout.count()) + " ms (" + discovery_->describe_attempts() + ")");
+}
+
+DirectoryWatch NodeImpl::watch_directory(std::function<void(const DirectoryEvent&)> callback) {
+    if (closed()) throw_closed("Node::watch_directory");
+    if (!follow_directory()) throw Error(Errc::discovery, "watch_directory needs discovery (the node runs without a core)");
+    std::uint64_t id;
+    {
+        std::lock_guard<std::mutex> lock(directory_watch_mutex_);
+        id = next_directory_watch_++;
+        directory_watches_[id] = std::move(callback);
+        // What exists already, to this watch alone (as the core does for a new watcher).
+        for (auto& info : key_directory_.snapshot())
+            directory_events_.push_back(DirectoryNote{id, DirectoryEvent{DirectoryEvent::Kind::added, std::move(info)}});
+    }
+    inbound_->wake_all();
+    return DirectoryWatch([weak = weak_from_this(), id] {
+        if (auto self = weak.lock()) {
+            std::lock_guard<std::mutex> lock(self->directory_watch_mutex_);
+            self->directory_watches_.erase(id);
         }
     });
 }

@@ -29,6 +29,7 @@
 #include "gecko/graph.hpp"
 #include "gecko/log.hpp"
 #include "gecko/node.hpp"
+#include "node/directory.hpp"
 #include "node/inbound.hpp"
 #include "node/notices.hpp"
 #include "node/outbound.hpp"
@@ -54,6 +55,13 @@ public:
     virtual void tick() {}
     /// Whether a frame from one of `senders` reached this entity since `since_ns` (now_ns clock).
     virtual bool heard_since(const std::vector<std::uint64_t>& /*senders*/, std::int64_t /*since_ns*/) const { return false; }
+    /// The core refused its registration for good (its topic's channel id is
+    /// another topic's): it must neither send nor take messages. Reactor, entity lock held.
+    virtual void refused(const std::string& /*message*/) {}
+    /// The key's directory changed (reactor thread, entity lock held).
+    virtual void directory_changed(const std::vector<DirectoryEvent>& /*events*/) {}
+    /// The core keeps no directory (an older geckocore; reactor thread, entity lock held).
+    virtual void directory_unsupported() {}
 };
 
 /// An entity whose work runs from spin(): callback subscribers, servers.
@@ -114,6 +122,17 @@ public:
     void connect(const std::string& locator);
     std::vector<std::string> locators() const { return outbound_->locators(); }
     GraphWatch on_graph_change(std::function<void(const GraphEvent&)> callback);
+    DirectoryWatch watch_directory(std::function<void(const DirectoryEvent&)> callback);
+    /// The directory now (waiting up to `timeout` for the core's first answer).
+    std::vector<std::shared_ptr<const ChannelInfo>> directory(std::chrono::milliseconds timeout);
+    /// Starts following the key's directory (once; key-wide subscribers need it).
+    /// False without discovery: there is none to follow.
+    bool follow_directory();
+    const Directory& directory_state() const noexcept { return key_directory_; }
+    void declare_schema(const wire::Schema& schema);
+    /// The schema of `type_name` (a service's "A->B": of A and B) from the
+    /// declared ones, encoded; "" if none is declared.
+    std::string schema_for(const std::string& type_name) const;
     DiscoveryOptions discovery_options() const;
     /// The key's graph, from the core this node is registered with (else found afresh).
     Graph graph(std::chrono::milliseconds timeout);
@@ -179,6 +198,23 @@ private:
     std::map<std::uint64_t, std::function<void(const GraphEvent&)>> graph_watches_;
     std::vector<GraphEvent> graph_events_;  // waiting for spin()
     std::uint64_t next_graph_watch_ = 1;
+
+    // The key's channel directory, and the watch_directory() callbacks.
+    void on_directory(const DirectoryUpdate& update);  // reactor
+    void on_directory_unsupported();                    // reactor
+    Directory key_directory_;
+    std::atomic<bool> following_directory_{false};
+    struct DirectoryNote {
+        std::uint64_t watch;  // 0: for every watch
+        DirectoryEvent event;
+    };
+    std::mutex directory_watch_mutex_;
+    std::map<std::uint64_t, std::function<void(const DirectoryEvent&)>> directory_watches_;
+    std::vector<DirectoryNote> directory_events_;  // waiting for spin()
+    std::uint64_t next_directory_watch_ = 1;
+
+    mutable std::mutex schemas_mutex_;
+    std::map<std::string, wire::MessageSchema> schemas_;  // declared message types, by name
 
     std::thread spinner_;
     std::atomic<bool> spinning_{false};

@@ -12,6 +12,8 @@ namespace {
 
 // A sequence that jumps further than this is a new start (or a forgery), not a gap.
 constexpr std::uint64_t max_gap = std::uint64_t{1} << 32;
+// Frames a wildcard sink holds at most while the directory has not named their channel.
+constexpr std::size_t max_held = 256;
 
 std::string hex(std::uint64_t v) {
     char s[19];
@@ -58,21 +60,108 @@ bool Sink::offer(Frame& frame, std::int64_t receive_ns, bool last) {
         control(view);
         return false;
     }
+    std::shared_ptr<const ChannelInfo> channel;
+    if (config_.wildcard) {
+        const Route r = route(view.header, channel);
+        if (r == Route::leave) return false;
+        if (r == Route::hold) {
+            Frame kept = last ? std::move(frame) : frame.share();
+            if (kept.empty()) return false;
+            if (held_.size() >= max_held) {
+                held_.pop_front();
+                ++stats_.unlisted;
+            }
+            held_.push_back(Held{std::move(kept), receive_ns});
+            return true;
+        }
+    }
     if (!accept(view, frame.size(), receive_ns)) return false;
     if (last) {
-        queue(std::move(frame), receive_ns, wire::FrameError::none);
+        queue(std::move(frame), receive_ns, wire::FrameError::none, std::move(channel));
         return true;
     }
     Frame copy = frame.share();
     if (copy.empty()) return false;
-    queue(std::move(copy), receive_ns, wire::FrameError::none);
+    queue(std::move(copy), receive_ns, wire::FrameError::none, std::move(channel));
     return true;
 }
 
-void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error) {
+Sink::Route Sink::route(const wire::FrameHeader& h, std::shared_ptr<const ChannelInfo>& channel) const {
+    // The key's service traffic, and other subscribers' latched replays, pass
+    // every link this sink listens on: they are no topic's messages.
+    if (h.flags & (wire::frame_flags::request | wire::frame_flags::reply)) return Route::leave;
+    wire::Channel c = h.channel;
+    if (h.flags & wire::frame_flags::latched) {
+        if (c != config_.directed) return Route::leave;
+        c = names_.channel_of(h.sender_id);  // a replay for us: its publisher's topic
+        if (c == 0) return config_.resolving ? Route::hold : Route::take;
+    }
+    if (!config_.resolving) return Route::take;
+    const ChannelNames::Known* known = names_.find(c);
+    if (!known) return Route::hold;
+    if (!known->wanted) return Route::leave;
+    channel = known->info;
+    return Route::take;
+}
+
+bool Sink::release_held() {
+    bool queued = false;
+    std::deque<Held> still;
+    for (auto& h : held_) {
+        wire::FrameView view;
+        wire::parse_frame(h.frame.data(), h.frame.size(), config_.max_message_size, view);  // checked when offered
+        std::shared_ptr<const ChannelInfo> channel;
+        const Route r = route(view.header, channel);
+        if (r == Route::hold) {
+            still.push_back(std::move(h));
+        } else if (r == Route::take && accept(view, h.frame.size(), h.receive_ns)) {
+            queue(std::move(h.frame), h.receive_ns, wire::FrameError::none, std::move(channel));
+            queued = true;
+        }
+    }
+    held_.swap(still);
+    return queued;
+}
+
+bool Sink::name_channel(std::shared_ptr<const ChannelInfo> info, bool wanted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    names_.set(std::move(info), wanted);
+    return !held_.empty() && release_held();
+}
+
+void Sink::unname_channel(wire::Channel channel) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    names_.erase(channel);
+}
+
+bool Sink::stop_resolving() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    config_.resolving = false;
+    return !held_.empty() && release_held();
+}
+
+void Sink::expire_held(std::int64_t before_ns) {
+    std::size_t dropped = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        while (!held_.empty() && held_.front().receive_ns < before_ns) {
+            held_.pop_front();
+            ++dropped;
+        }
+        stats_.unlisted += dropped;
+    }
+    if (dropped > 0)
+        notices_.add(LogLevel::warn, config_.what + ": unlisted",
+                     config_.what + " dropped " + std::to_string(dropped) +
+                         " message(s) on channels the key's directory does not list (a publisher that did not "
+                         "register with geckocore, or a core that is gone); further ones are counted in stats().unlisted");
+}
+
+void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error, std::shared_ptr<const ChannelInfo> channel) {
     std::size_t count = count_.load(std::memory_order_relaxed);
     if (count == ring_.size()) {  // full: the oldest unread message makes room
         ring_[head_].frame.reset();
+        ring_[head_].channel.reset();
         head_ = (head_ + 1) % ring_.size();
         --count;
         ++stats_.overwritten;
@@ -81,6 +170,7 @@ void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error)
     slot.frame = std::move(frame);
     slot.receive_ns = receive_ns;
     slot.error = error;
+    slot.channel = std::move(channel);
     count_.store(count + 1, std::memory_order_release);
 }
 
@@ -186,6 +276,7 @@ bool Sink::pop(Delivery& out) {
     out.frame = std::move(slot.frame);
     out.receive_ns = slot.receive_ns;
     out.error = slot.error;
+    out.channel = std::move(slot.channel);
     head_ = (head_ + 1) % ring_.size();
     count_.store(count - 1, std::memory_order_release);
     if (out.error != wire::FrameError::none) {

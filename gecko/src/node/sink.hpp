@@ -14,7 +14,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -22,6 +24,7 @@
 
 #include "gecko/stats.hpp"
 #include "gecko/wire/frame.hpp"
+#include "node/channel_names.hpp"
 #include "transport/frame.hpp"
 
 namespace gecko::detail {
@@ -33,6 +36,9 @@ struct SinkConfig {
     wire::Channel channel = 0;          ///< the topic's channel (or, for servers/clients, their directed channel)
     wire::Channel directed = 0;         ///< a second channel routed here (a subscriber's latched values); 0: none
     bool wildcard = false;              ///< every channel of channel's key (tools, recorders)
+    /// wildcard: a frame is taken once the directory names its channel
+    /// (name_channel()), and held until then; false: taken as it comes, unnamed.
+    bool resolving = false;
     std::uint64_t type_hash = 0;        ///< frames of another type hash are refused; 0: any type
     std::string type_name;              ///< for messages ("gecko.msgs.Imu"); empty: any
     std::size_t depth = 16;             ///< keep-last-N
@@ -52,6 +58,7 @@ struct Delivery {
     wire::FrameView view;
     std::int64_t receive_ns = 0;
     wire::FrameError error = wire::FrameError::none;  ///< answer_rejected: why it was refused (then only sender and sequence are set)
+    std::shared_ptr<const ChannelInfo> channel;       ///< resolving wildcard sinks: the directory's entry of its topic
 };
 
 class Sink {
@@ -73,6 +80,19 @@ public:
     /// counting `last_sequence - last seen` as drops if it is known.
     void forget_publisher(std::uint64_t sender, std::uint64_t last_sequence);
 
+    /// Resolving wildcard sinks: the directory lists `info`, whose frames
+    /// are taken when `wanted` and left otherwise; or (unname_channel) it no
+    /// longer lists the topic of `channel`. Frames held for it are queued
+    /// or dropped now. Returns true if something was queued.
+    bool name_channel(std::shared_ptr<const ChannelInfo> info, bool wanted);
+    void unname_channel(wire::Channel channel);
+    /// Frames held since before `before_ns` (now_ns clock) for a channel the
+    /// directory has not named: dropped and counted (`unlisted`).
+    void expire_held(std::int64_t before_ns);
+    /// From now on frames are taken as they come, unnamed (there is no
+    /// directory to wait for); the held ones are queued. True if any was.
+    bool stop_resolving();
+
     /// Whether a frame from one of `senders` arrived at or after `since_ns` (now_ns clock).
     bool heard_since(const std::vector<std::uint64_t>& senders, std::int64_t since_ns) const;
 
@@ -89,8 +109,14 @@ private:
         Frame frame;
         std::int64_t receive_ns = 0;
         wire::FrameError error = wire::FrameError::none;
+        std::shared_ptr<const ChannelInfo> channel;
     };
-    void queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error);  // sink lock held
+    void queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error,
+               std::shared_ptr<const ChannelInfo> channel = nullptr);  // sink lock held
+    // What a wildcard sink does with a data frame: take it (naming its topic), leave it, or hold it.
+    enum class Route { take, leave, hold };
+    Route route(const wire::FrameHeader& h, std::shared_ptr<const ChannelInfo>& channel) const;  // sink lock held
+    bool release_held();  // sink lock held: held frames that can go now go; true if any was queued
     struct Publisher {
         std::uint64_t last_sequence = 0;
         std::uint64_t received = 0;
@@ -112,6 +138,13 @@ private:
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;
+    // Resolving wildcard sinks: what the directory said, and the frames that wait for it.
+    struct Held {
+        Frame frame;
+        std::int64_t receive_ns = 0;
+    };
+    ChannelNames names_;
+    std::deque<Held> held_;
 };
 
 }  // namespace gecko::detail

@@ -10,6 +10,7 @@
 #include "gecko/error.hpp"
 #include "gecko/time.hpp"
 #include "gecko/wire/announcement.hpp"
+#include "gecko/wire/names.hpp"
 #include "node/names.hpp"
 
 namespace gecko {
@@ -17,18 +18,28 @@ namespace detail {
 
 namespace {
 
+std::string describe(const std::string& topic, const std::optional<TopicFilter>& key_wide) {
+    if (!key_wide) return "subscriber of '" + topic + "'";
+    if (key_wide->takes_all()) return "subscriber of every topic";
+    std::string what;
+    for (const auto& t : key_wide->topics) what += (what.empty() ? "'" : ", '") + t + "'";
+    return "key-wide subscriber of " + what;
+}
+
 SinkConfig sink_config(NodeImpl& node, const std::string& topic, const SubscriberOptions& o, std::uint64_t id,
-                       bool callback) {
+                       bool callback, const std::optional<TopicFilter>& key_wide) {
     SinkConfig c;
-    c.wildcard = o.all_topics;
-    c.channel = o.all_topics ? wire::channel_of(node.key(), "") : wire::channel_of(node.key(), topic);
+    c.wildcard = key_wide.has_value();
+    // Each frame is named by the directory; without discovery there is none to wait for.
+    c.resolving = c.wildcard && node.options().discovery;
+    c.channel = c.wildcard ? wire::channel_of(node.key(), "") : wire::channel_of(node.key(), topic);
     c.directed = wire::directed_channel(node.key(), id);
     c.type_name = o.type_name;
     c.type_hash = o.type_name.empty() ? 0 : wire::type_hash(o.type_name);
     c.depth = o.depth;
     c.max_message_size = std::min(o.max_message_size, node.options().max_message_size);
     c.max_publishers = std::max<std::size_t>(o.max_publishers, 1);
-    c.what = o.all_topics ? "subscriber of every topic" : "subscriber of '" + topic + "'";
+    c.what = describe(topic, key_wide);
     c.callback = callback;
     return c;
 }
@@ -36,12 +47,19 @@ SinkConfig sink_config(NodeImpl& node, const std::string& topic, const Subscribe
 }  // namespace
 
 SubscriberImpl::SubscriberImpl(std::shared_ptr<NodeImpl> node, std::string topic, SubscriberOptions options,
-                               std::function<void(const RawView&)> callback)
+                               std::function<void(const RawView&)> callback, std::optional<TopicFilter> key_wide)
     : node_(std::move(node)), topic_(std::move(topic)), options_(std::move(options)), callback_(std::move(callback)),
-      id_(node_->new_id()), sink_(sink_config(*node_, topic_, options_, id_, static_cast<bool>(callback_)), node_->notices()) {
-    if (options_.all_topics) {
+      key_wide_(std::move(key_wide)), id_(node_->new_id()),
+      sink_(sink_config(*node_, topic_, options_, id_, static_cast<bool>(callback_), key_wide_), node_->notices()) {
+    if (key_wide_) {
         if (!options_.type_name.empty())
-            throw Error(Errc::invalid_argument, "a subscriber of every topic takes any type: leave type_name empty");
+            throw Error(Errc::invalid_argument, "a key-wide subscription takes any type: leave type_name empty (filter types with TopicFilter::types)");
+        if (key_wide_->topics.empty() || key_wide_->types.empty())
+            throw Error(Errc::invalid_argument, "a key-wide subscription needs at least one topic and one type pattern (\"*\": any)");
+        for (const auto* list : {&key_wide_->topics, &key_wide_->types})
+            for (const auto& p : *list)
+                if (auto why = wire::check_pattern(p); !why.empty())
+                    throw Error(Errc::invalid_argument, "key-wide subscription: pattern '" + wire::printable(p) + "': " + why);
         topic_ = "*";
     } else {
         check_topic_name(topic_, "a subscriber");
@@ -51,7 +69,7 @@ SubscriberImpl::SubscriberImpl(std::shared_ptr<NodeImpl> node, std::string topic
     if (node_->closed()) node_->throw_closed("subscriber of '" + topic_ + "'");
     wire::Announcement a;
     a.channel = sink_.config().channel;
-    a.wildcard = options_.all_topics;
+    a.wildcard = key_wide_.has_value();
     a.id = id_;
     a.kind = "subscriber";
     a.topic = topic_;
@@ -70,7 +88,58 @@ void SubscriberImpl::start() {
     r.kind = EntityKind::subscriber;
     r.topic = topic_;
     r.type_name = options_.type_name;
+    if (key_wide_) {
+        r.wildcard = true;
+        if (!key_wide_->takes_all()) {
+            r.topic_filter = key_wide_->topics;
+            r.type_filter = key_wide_->types;
+        }
+        node_->follow_directory();
+    }
     node_->attach_watching(*this, r);
+    if (!key_wide_) return;
+    // What the directory knows already (a change meanwhile comes again as an event: naming is idempotent).
+    std::vector<DirectoryEvent> now;
+    for (auto& info : node_->directory_state().snapshot()) now.push_back({DirectoryEvent::Kind::added, std::move(info)});
+    directory_changed(now);
+    if (node_->directory_state().state() == Directory::State::unsupported) directory_unsupported();
+}
+
+void SubscriberImpl::directory_changed(const std::vector<DirectoryEvent>& events) {
+    if (!key_wide_) return;
+    bool queued = false;
+    for (const auto& e : events) {
+        if (e.channel->service) continue;
+        if (e.kind == DirectoryEvent::Kind::removed) {
+            sink_.unname_channel(e.channel->channel);
+            continue;
+        }
+        const bool wanted = key_wide_->matches(e.channel->topic, e.channel->type_name);
+        queued = sink_.name_channel(e.channel, wanted) || queued;
+    }
+    if (queued) node_->inbound().wake_all();
+}
+
+void SubscriberImpl::directory_unsupported() {
+    if (!key_wide_) return;
+    // No names to wait for: everything is taken unnamed, which only a filter of everything allows.
+    if (key_wide_->takes_all()) {
+        if (sink_.stop_resolving()) node_->inbound().wake_all();
+    } else {
+        node_->notices().add(LogLevel::error, sink_.config().what + ": no directory",
+                             sink_.config().what + " cannot apply its filter: the key's geckocore keeps no channel "
+                             "directory (an older version); it takes nothing until the core is upgraded");
+    }
+}
+
+void SubscriberImpl::tick() {
+    // Held for a channel the directory did not name within 2 s: the directory will not name it.
+    if (key_wide_) sink_.expire_held(now_ns() - 2'000'000'000);
+}
+
+void SubscriberImpl::refused(const std::string& message) {
+    (void)message;  // logged by the node
+    node_closed();  // its topic's channel is another topic's: taking it would merge the two
 }
 
 SubscriberImpl::~SubscriberImpl() {
@@ -173,8 +242,14 @@ bool SubscriberImpl::deliver(Delivery& d, Visit& visit, std::shared_ptr<const vo
     info.compressed = h.compressed();
     info.latched = h.flags & wire::frame_flags::latched;
     info.type_hash = h.type_hash;
+    info.channel = d.channel.get();
+    static const std::string unnamed;  // a key-wide message without a directory to name its topic
+    const std::string& topic = d.channel ? d.channel->topic : key_wide_ ? unnamed : topic_;
+    if (info.topic != topic) info.topic = topic;
     if (!options_.type_name.empty()) {
         if (info.type_name != options_.type_name) info.type_name = options_.type_name;
+    } else if (d.channel && d.channel->type_hash == h.type_hash) {
+        if (info.type_name != d.channel->type_name) info.type_name = d.channel->type_name;
     } else {
         info.type_name = node_->type_name_of(h.sender_id);  // tools: as discovery named it
     }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -16,8 +17,10 @@ namespace gecko::detail {
 
 class SubscriberImpl final : public Entity, public Dispatchable, public std::enable_shared_from_this<SubscriberImpl> {
 public:
+    /// `key_wide`: a subscription of every topic of the key it takes
+    /// (`topic` is then unused), else one of `topic`.
     SubscriberImpl(std::shared_ptr<NodeImpl> node, std::string topic, SubscriberOptions options,
-                   std::function<void(const RawView&)> callback);
+                   std::function<void(const RawView&)> callback, std::optional<TopicFilter> key_wide = std::nullopt);
     ~SubscriberImpl() override;
     /// Routes and registers it; once the shared_ptr exists.
     void start();
@@ -35,6 +38,10 @@ public:
     void node_closed() override;
     bool heard_since(const std::vector<std::uint64_t>& senders, std::int64_t since_ns) const override;
     void peers_changed(const std::vector<Peer>& peers) override;
+    void tick() override;
+    void refused(const std::string& message) override;
+    void directory_changed(const std::vector<DirectoryEvent>& events) override;
+    void directory_unsupported() override;
     // Dispatchable
     bool ready() const override;
     std::size_t dispatch(std::size_t budget) override;
@@ -51,6 +58,7 @@ private:
     std::string topic_;
     SubscriberOptions options_;
     std::function<void(const RawView&)> callback_;
+    std::optional<TopicFilter> key_wide_;
     std::uint64_t id_;
     Sink sink_;
     std::string announcement_;

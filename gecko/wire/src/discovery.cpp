@@ -122,6 +122,26 @@ std::optional<Message> Message::parse(const char* data, std::size_t size, std::s
     return m;
 }
 
+Writer add_message(std::uint64_t session, std::uint64_t secret, const Registration& r) {
+    const std::uint32_t extra = (r.schema.empty() ? 0 : 1) + (r.wildcard ? 2 : 0);
+    Writer w("add", 2 + registration_fields + extra);
+    w.kv("s", session);
+    w.kv("secret", secret);
+    pack_registration_fields(w.packer(), r);
+    if (!r.schema.empty()) {
+        w.key("schema");
+        w.append_raw(r.schema.data(), r.schema.size());
+    }
+    if (r.wildcard) {
+        w.kv("wildcard", true);
+        w.key("filter");
+        w.packer().pack_map(2);
+        w.kv("topics", r.topic_filter);
+        w.kv("types", r.type_filter);
+    }
+    return w;
+}
+
 void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r) {
     pk.pack(std::string_view("id"));
     pk.pack(r.id);
@@ -149,6 +169,16 @@ std::optional<Registration> read_registration(const wire::Value& obj) {
     r.topic = std::move(*topic);
     r.type_name = std::move(*type);
     r.latched = get_bool(obj, "latched", false);
+    if (const auto schema = find(obj, "schema"); schema && !schema->is_nil())
+        r.schema.assign(reinterpret_cast<const char*>(schema->bytes().data()), schema->bytes().size());
+    r.wildcard = get_bool(obj, "wildcard", false);
+    if (const auto filter = find(obj, "filter")) {
+        auto topics = get_str_array(*filter, "topics");
+        auto types = get_str_array(*filter, "types");
+        if (!topics || !types) return std::nullopt;
+        r.topic_filter = std::move(*topics);
+        r.type_filter = std::move(*types);
+    }
     return r;
 }
 
@@ -213,6 +243,87 @@ std::optional<TopicStats> read_stats(const wire::Value& obj) {
     s.latency_ns = get_i64(obj, "latency_ns").value_or(-1);
     s.unheard = get_u64(obj, "unheard").value_or(0);
     return s;
+}
+
+void pack_channel_entry(msgpack::sbuffer& out, const ChannelEntry& e) {
+    msgpack::packer<msgpack::sbuffer> pk(out);
+    pk.pack_map(7);
+    pk.pack(std::string_view("name"));
+    pk.pack(e.name);
+    pk.pack(std::string_view("service"));
+    pk.pack(e.service);
+    pk.pack(std::string_view("channel"));
+    pk.pack(e.channel);
+    pk.pack(std::string_view("type"));
+    pk.pack(e.type_name);
+    pk.pack(std::string_view("type_hash"));
+    pk.pack(e.type_hash);
+    pk.pack(std::string_view("schema"));
+    if (e.schema.empty())
+        pk.pack_nil();
+    else
+        out.write(e.schema.data(), e.schema.size());  // the map as its producer sent it
+    pk.pack(std::string_view("producers"));
+    pk.pack_array(static_cast<std::uint32_t>(e.producers.size()));
+    for (const auto& p : e.producers) {
+        pk.pack_map(5);
+        pk.pack(std::string_view("id"));
+        pk.pack(p.id);
+        pk.pack(std::string_view("node"));
+        pk.pack(p.node);
+        pk.pack(std::string_view("host"));
+        pk.pack(p.host);
+        pk.pack(std::string_view("type"));
+        pk.pack(p.type_name);
+        pk.pack(std::string_view("latched"));
+        pk.pack(p.latched);
+    }
+}
+
+Writer directory_message(std::uint64_t session, std::uint64_t instance, bool partial, const msgpack::sbuffer& entries,
+                         std::uint32_t count, const std::vector<std::pair<bool, std::string>>& gone) {
+    Writer w("directory", 5);
+    w.kv("s", session);
+    w.kv("instance", instance);
+    w.kv("partial", partial);
+    w.key("channels");
+    w.packer().pack_array(count);
+    w.append_raw(entries.data(), entries.size());
+    w.key("gone");
+    w.packer().pack_array(static_cast<std::uint32_t>(gone.size()));
+    for (const auto& [service, name] : gone) {
+        w.packer().pack_map(2);
+        w.kv("name", name);
+        w.kv("service", service);
+    }
+    return w;
+}
+
+std::optional<ChannelEntry> read_channel_entry(const wire::Value& obj) {
+    ChannelEntry e;
+    auto name = get_str(obj, "name");
+    if (!name || name->empty()) return std::nullopt;
+    e.name = std::move(*name);
+    e.service = get_bool(obj, "service", false);
+    e.channel = get_u64(obj, "channel").value_or(0);
+    e.type_name = get_str(obj, "type").value_or("");
+    e.type_hash = get_u64(obj, "type_hash").value_or(0);
+    if (const auto schema = find(obj, "schema"); schema && schema->type() == wire::Type::map)
+        e.schema.assign(reinterpret_cast<const char*>(schema->bytes().data()), schema->bytes().size());
+    if (const auto producers = find(obj, "producers"); producers && producers->type() == wire::Type::array) {
+        for (const wire::Value& item : producers->items()) {
+            ChannelEntry::Producer p;
+            const auto id = get_u64(item, "id");
+            if (!id) continue;
+            p.id = *id;
+            p.node = get_str(item, "node").value_or("");
+            p.host = get_str(item, "host").value_or("");
+            p.type_name = get_str(item, "type").value_or("");
+            p.latched = get_bool(item, "latched", false);
+            e.producers.push_back(std::move(p));
+        }
+    }
+    return e;
 }
 
 }  // namespace gecko::discovery

@@ -31,10 +31,41 @@ std::string check_printable(std::string_view name, std::size_t max, const char* 
 std::string check_topic_name(std::string_view name) {
     auto why = check_printable(name, max_topic_name, "the name");
     if (why.empty() && name.front() == '#') why = "the name starts with '#', which Gecko reserves";
+    if (why.empty() && is_glob(name)) why = "the name has '*' or '?', which match names in filters (e.g. 'arm1/*')";
     return why;
 }
 
-std::string check_type_name(std::string_view name) { return check_printable(name, max_type_name, "the type name"); }
+std::string check_type_name(std::string_view name) {
+    auto why = check_printable(name, max_type_name, "the type name");
+    if (why.empty() && is_glob(name)) why = "the type name has '*' or '?', which match names in filters";
+    return why;
+}
+
+std::string check_pattern(std::string_view pattern) { return check_printable(pattern, max_topic_name, "the pattern"); }
+
+bool is_glob(std::string_view pattern) noexcept { return pattern.find_first_of("*?") != std::string_view::npos; }
+
+// Greedy with one backtrack point: a later '*' supersedes an earlier one, so
+// the work is at most |pattern| x |text|.
+bool glob_match(std::string_view pattern, std::string_view text) noexcept {
+    std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+            ++p;
+            ++t;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = t;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
 
 std::string check_key(std::string_view name) { return check_printable(name, max_key, "the key"); }
 

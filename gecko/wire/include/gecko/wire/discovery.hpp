@@ -37,6 +37,15 @@ struct Registration {
     std::string topic;                  ///< topic or service name
     std::string type_name;              ///< "gecko.msgs.Imu"; services: "<request type>-><reply type>"
     bool latched = false;               ///< a publisher that replays its last message to late subscribers
+    /// The schema of `type_name` as a producer declares it (schema.hpp's
+    /// msgpack map, encoded; a service's holds its request and reply
+    /// types); empty: none. Travels in `add` only, not in peer maps.
+    std::string schema;
+    /// A key-wide subscriber (kind subscriber, topic "*"): it watches every
+    /// publisher of the key whose topic matches one of `topic_filter` and
+    /// whose type matches one of `type_filter` (names or globs; empty: any).
+    bool wildcard = false;
+    std::vector<std::string> topic_filter, type_filter;
 };
 
 /// A registration seen from elsewhere, with where its node lives.
@@ -114,11 +123,17 @@ private:
 /// the number of fields after `v` and `t` (msgpack maps are length-prefixed).
 class Writer {
 public:
-    Writer(std::string_view type, std::uint32_t fields) : pk_(buf_) {
+    Writer(std::string_view type, std::uint32_t fields) : buf_(std::make_unique<msgpack::sbuffer>()), pk_(*buf_) {
         pk_.pack_map(fields + 2);
         kv("v", version);
         kv("t", type);
     }
+    // Movable (a message built by a function): the packer follows the buffer.
+    Writer(Writer&& other) noexcept : buf_(std::move(other.buf_)), pk_(*buf_) {}
+    Writer& operator=(Writer&&) = delete;
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+
     template <typename T>
     void kv(std::string_view key, const T& value) {
         pk_.pack(key);
@@ -126,16 +141,21 @@ public:
     }
     void key(std::string_view key) { pk_.pack(key); }
     /// Appends bytes that are already msgpack (a value built apart).
-    void append_raw(const char* data, std::size_t size) { buf_.write(data, size); }
+    void append_raw(const char* data, std::size_t size) { buf_->write(data, size); }
     msgpack::packer<msgpack::sbuffer>& packer() noexcept { return pk_; }
-    const char* data() const noexcept { return buf_.data(); }
-    std::size_t size() const noexcept { return buf_.size(); }
-    std::string str() const { return std::string(buf_.data(), buf_.size()); }
+    const char* data() const noexcept { return buf_->data(); }
+    std::size_t size() const noexcept { return buf_->size(); }
+    std::string str() const { return std::string(buf_->data(), buf_->size()); }
 
 private:
-    msgpack::sbuffer buf_;
+    std::unique_ptr<msgpack::sbuffer> buf_;
     msgpack::packer<msgpack::sbuffer> pk_;
 };
+
+/// The `add` message of session `session` for `r` (docs/DISCOVERY.md §2.4):
+/// its five registration fields, then `schema`, `wildcard` and `filter`
+/// when `r` has them.
+Writer add_message(std::uint64_t session, std::uint64_t secret, const Registration& r);
 
 // Structured values shared by several messages.
 void pack_registration_fields(msgpack::packer<msgpack::sbuffer>& pk, const Registration& r);  // 5 fields: id kind topic type latched
@@ -145,5 +165,33 @@ void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p);  // map of
 std::optional<Peer> read_peer(const wire::Value& obj);
 void pack_stats(msgpack::packer<msgpack::sbuffer>& pk, const TopicStats& s);  // map of 6 fields
 std::optional<TopicStats> read_stats(const wire::Value& obj);
+
+/// One topic or service of the key as the core's channel directory lists it
+/// (docs/DISCOVERY.md §4.1).
+struct ChannelEntry {
+    struct Producer {
+        std::uint64_t id = 0;
+        std::string node;
+        std::string host;
+        std::string type_name;
+        bool latched = false;
+    };
+    std::string name;
+    bool service = false;
+    std::uint64_t channel = 0;     ///< the topic's channel id (PROTOCOL.md §1); 0 for a service
+    std::string type_name;         ///< its first producer's type, else its first consumer's ("" if neither declares one)
+    std::uint64_t type_hash = 0;   ///< fnv1a64(type_name); 0 when type_name is ""
+    std::string schema;            ///< the schema declared for type_name (encoded msgpack map); "": none
+    std::vector<Producer> producers;  ///< publishers (servers), in registration order
+};
+/// Appends `e` to `out` as a map of 7 fields (its schema as the map it is).
+void pack_channel_entry(msgpack::sbuffer& out, const ChannelEntry& e);
+/// Nullopt when `name` is missing or a field has another type.
+std::optional<ChannelEntry> read_channel_entry(const wire::Value& obj);
+/// A `directory` message to session `session` (docs/DISCOVERY.md §4.1):
+/// `count` entries already packed into `entries`, and the (service, name)
+/// of those `gone`.
+Writer directory_message(std::uint64_t session, std::uint64_t instance, bool partial, const msgpack::sbuffer& entries,
+                         std::uint32_t count, const std::vector<std::pair<bool, std::string>>& gone);
 
 }  // namespace gecko::discovery

@@ -6,8 +6,11 @@
 /// hostile peer cannot put terminal escapes or megabytes into every tool's
 /// output). docs/DISCOVERY.md §2 gives the same rules.
 ///
-/// - topic and service names: 1-256 bytes of printable ASCII (0x21-0x7E), not starting with '#'
-/// - type names: 1-256 bytes of printable ASCII ("gecko.msgs.Imu", "A->B" for services)
+/// - topic and service names: 1-256 bytes of printable ASCII (0x21-0x7E), not starting with '#',
+///   without '*' or '?' (they match names in filters: `gecko echo 'arm1/*'`)
+/// - type names: 1-256 bytes of printable ASCII ("gecko.msgs.Imu", "A->B" for services), without '*' or '?'
+/// - filters (patterns): a name, or a glob where '*' matches any run of characters ('/' included)
+///   and '?' any one character
 /// - keys: 1-128 bytes of printable ASCII
 /// - node and host names: 1-128 bytes, no control characters (spaces allowed)
 
@@ -28,6 +31,15 @@ std::string check_type_name(std::string_view name);
 std::string check_key(std::string_view name);
 /// Node and host names (no control characters; spaces allowed).
 std::string check_node_name(std::string_view name);
+
+/// "" if `pattern` is a valid filter of topic or type names: 1-256 bytes of
+/// printable ASCII, '*' and '?' as wildcards; else why not.
+std::string check_pattern(std::string_view pattern);
+/// Whether `text` matches `pattern`: '*' any run of characters ('/'
+/// included, the empty run too), '?' any one character, anything else itself.
+bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+/// Whether `pattern` has a wildcard ('*' or '?').
+bool is_glob(std::string_view pattern) noexcept;
 
 /// "" if `locator` is one a node may offer (docs/DISCOVERY.md §2): tcp://HOST:PORT
 /// (a host, not a wildcard; PORT 1-65535), ipc://PATH (1-107 bytes),
