@@ -33,6 +33,7 @@ import zmq
 
 from . import discovery as disc
 from . import message as msgmod
+from . import env as envmod
 from . import runtime, shm, wire
 from .errors import DecodeError, Error
 
@@ -187,21 +188,17 @@ class Options:
     @classmethod
     def from_env(cls, **overrides):
         env = os.environ.get
-
-        def flag(name):
-            return env(name, "").strip().lower() in ("1", "true", "yes", "on")
-
         o = dict(key=env("GECKO_KEY", ""), name=env("GECKO_NODE", ""), core=env("GECKO_CORE", ""),
                  multicast=env("GECKO_MULTICAST", ""), interface=env("GECKO_INTERFACE", ""),
-                 multicast_enabled=not flag("GECKO_NO_MULTICAST"),
-                 discovery=env("GECKO_DISCOVERY", "").strip().lower() not in ("off", "0", "false"),
+                 multicast_enabled=not envmod.flag("GECKO_NO_MULTICAST", False),
+                 discovery=envmod.flag("GECKO_DISCOVERY", True),
                  ipc_directory=env("GECKO_IPC_DIR", ""), tcp_address=env("GECKO_TCP_ADDRESS", "") or "0.0.0.0")
         if env("GECKO_SHM"):
             v = env("GECKO_SHM").strip().lower()
             o["shared_memory"] = {"0": "off"}.get(v, v)
             if o["shared_memory"] not in _SHM_MODES:
                 raise Error("invalid_argument", "GECKO_SHM='%s': expected auto, off or require" % v)
-        o["shm_group"] = flag("GECKO_SHM_GROUP")
+        o["shm_group"] = envmod.flag("GECKO_SHM_GROUP", False)
         if env("GECKO_SPIN_US"):
             try:
                 o["spin"] = int(env("GECKO_SPIN_US"))
