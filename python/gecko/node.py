@@ -18,6 +18,7 @@ the thread of spin_in_background(), never on the reactor.
 """
 
 import collections
+import inspect
 import itertools
 import os
 import random
@@ -231,6 +232,49 @@ def _resolve_type(t):
         return t, t.__gecko_type__
     raise Error("invalid_argument", "%r is not a message type (a class from gecko.msgs or gecko.define(), or a "
                                     "type name)" % (t,))
+
+
+def _callback_takes_info(callback, with_info, what):
+    """Whether `callback` is called (msg, info) rather than (msg), decided
+    once, from its signature, as C++ decides from the callable's type: its
+    required positional parameters say it (two: with info; one, or none
+    and room for one: without). `with_info` True or False overrides; a
+    callable that can take neither one nor two positional arguments is
+    refused here rather than failing on every message."""
+    if not callable(callback):
+        raise Error("invalid_argument", "%s: the callback %r is not callable" % (what, callback))
+    try:
+        params = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: as it was given
+        return bool(with_info)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = sum(1 for p in positional if p.default is p.empty)
+    most = float("inf") if any(p.kind == p.VAR_POSITIONAL for p in params) else len(positional)
+    keyword_only = [p.name for p in params if p.kind == p.KEYWORD_ONLY and p.default is p.empty]
+
+    def takes(n):
+        return required <= n <= most and not keyword_only
+
+    name = getattr(callback, "__qualname__", None) or repr(callback)
+    if with_info is not None:
+        if not takes(2 if with_info else 1):
+            raise Error("invalid_argument", "%s: with_info=%s calls the callback %s with %s, but it takes %s" % (
+                what, with_info, name, "(msg, info)" if with_info else "(msg)", _arity(required, most, keyword_only)))
+        return bool(with_info)
+    if required == 2 and takes(2):
+        return True
+    if takes(1):
+        return False
+    raise Error("invalid_argument", "%s: the callback %s takes %s; a subscriber callback takes (msg) or (msg, info)"
+                % (what, name, _arity(required, most, keyword_only)))
+
+
+def _arity(required, most, keyword_only):
+    if keyword_only:
+        return "the keyword-only argument%s %s" % ("s" if len(keyword_only) > 1 else "", ", ".join(keyword_only))
+    if most == required:
+        return "%d positional argument%s" % (required, "" if required == 1 else "s")
+    return "%d to %s positional arguments" % (required, "any number of" if most == float("inf") else most)
 
 
 def _encode_payload(cls, type_name, msg):
@@ -677,7 +721,7 @@ class Subscriber:
     or None; with a callback, messages go to it from spin() instead."""
 
     def __init__(self, node, topic, msg_type=None, callback=None, depth=16, latest_only=False,
-                 max_message_size=None, with_info=False, spin_us=None):
+                 max_message_size=None, with_info=None, spin_us=None):
         check_topic(topic)
         # receive() busy-polls shared-memory links this long before it sleeps (None: the node's `spin`)
         self.spin = None if spin_us is None else spin_us * 1e-6
@@ -685,13 +729,15 @@ class Subscriber:
         self.topic = topic
         self.cls, self.type_name = _resolve_type(msg_type)
         self.callback = callback
-        self.with_info = with_info
+        self.what = "subscriber of '%s'" % topic
+        # without a callback, receive()'s default; with one, how it is called
+        self.with_info = (bool(with_info) if callback is None
+                          else _callback_takes_info(callback, with_info, self.what))
         self.id = new_id()
         if latest_only:
             depth = 1
         if depth < 1:
             raise Error("invalid_argument", "subscriber of '%s': depth must be >= 1" % topic)
-        self.what = "subscriber of '%s'" % topic
         self.sink = _Sink(node, wire.channel_of(node.key, topic), wire.directed_channel(node.key, self.id),
                           self.type_name, depth, min(max_message_size or node.options.max_message_size,
                                                      node.options.max_message_size), self.what)
@@ -702,7 +748,7 @@ class Subscriber:
         self._decode_frame = (msgmod.decoder(self.cls, _HEADER_SIZE) if self.cls is not None
                               else lambda frame: msgmod.unpack(frame[_HEADER_SIZE:]))
         # receive()'s fast path: no callback, no info by default; the sink's parts
-        self._plain = callback is None and not with_info
+        self._plain = callback is None and not self.with_info
         self._queue, self._times, self._lock, self._stats = (self.sink.queue, self.sink.times, self.sink.lock,
                                                              self.sink.stats)
         self.closed = False
@@ -1041,9 +1087,12 @@ class Node:
         return Publisher(self, topic, msg_type, latched, compress_above, compression_level)
 
     def subscriber(self, topic, msg_type=None, callback=None, depth=16, latest_only=False, max_message_size=None,
-                   with_info=False, spin_us=None):
+                   with_info=None, spin_us=None):
         """A Subscriber of `topic`. msg_type None: any type, as dicts (a tool).
-        callback(msg) (or callback(msg, info) with with_info) runs in spin().
+        A callback runs in spin(): callback(msg), or callback(msg, info) when
+        it has two required positional parameters (with_info=True or False
+        says which instead). Without a callback, with_info=True makes
+        receive() return (msg, MessageInfo).
         spin_us: how long receive() busy-polls shared-memory links before it
         sleeps (None: the node's `spin`, GECKO_SPIN_US, 0 by default)."""
         self._check_open("subscriber of '%s'" % topic)
