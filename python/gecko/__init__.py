@@ -12,15 +12,19 @@
             imu.publish(Imu(stamp_ns=gecko.now_ns(), accel=Vector3(z=9.81)))
             rate.sleep()
 
-Modules: node (Node, Publisher, Subscriber), service (Server, Client),
-click (lockstep Controller), spine (Agent), wire (the frame), message (the
-codec, define()), msgs (the message types), discovery (the core protocol).
+Modules: node (Node), options (Options), pubsub (Publisher, Subscriber),
+service (Server, Client), click (lockstep Controller), spine (Agent), wire
+(the frame), message (the codec, define()), msgs (the message types),
+discovery (the core protocol), shm (reading shared memory); _session and
+_transport are what a Node is made of.
 """
 
 from .errors import Error, DecodeError
 from .message import define, encode, decode, enum_type, to_dict, from_dict
 from .runtime import ok, shutdown, install_signal_handlers, now_ns, Rate
-from .node import Node, Options, Publisher, Subscriber, MessageInfo, SubscriberStats
+from .options import Options
+from .node import Node, MessageInfo, SubscriberStats
+from .pubsub import Publisher, Subscriber
 from .service import Server, Client
 from . import wire, msgs
 

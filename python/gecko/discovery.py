@@ -14,7 +14,6 @@ other threads talk to it through the node, which posts to that thread.
 
 import os
 import socket
-import struct
 import time
 
 import msgpack

@@ -48,134 +48,13 @@ import struct
 
 import msgpack
 
+from ._msgpack_tree import MAX_DEPTH, OddMap as _OddMap, type_word as _type_word, unpack
 from .errors import DecodeError
-
-MAX_DEPTH = 64
 
 _packer = msgpack.Packer(use_bin_type=True, unicode_errors="surrogateescape", autoreset=True)
 _pack = _packer.pack
 _F64 = struct.Struct(">Bd")
 _F32 = struct.Struct(">Bf")
-
-
-# ===========================================================================
-# Decoding msgpack into a tree, with the reader's structural rules
-# ===========================================================================
-
-class _OddMap(dict):
-    """A map with a duplicate key or a key that is not a str: fine to skip,
-    an error where a message or a str-keyed map is read."""
-    __slots__ = ("problem",)
-
-
-def _key_word(k):
-    return _type_word(k)
-
-
-def _pairs(pairs):
-    d = {}
-    problem = None
-    for k, v in pairs:
-        if k.__class__ is not str:
-            if problem is None:
-                problem = "has a map key of msgpack type %s, expected str keys" % _key_word(k)
-            try:
-                hash(k)
-            except TypeError:
-                k = ("$unhashable", id(k))
-        if k in d and problem is None:
-            problem = ("dup", k)
-        d[k] = v
-    if problem is None:
-        return d
-    m = _OddMap(d)
-    m.problem = problem
-    return m
-
-
-_CONTAINERS = (list, dict, _OddMap)
-
-
-def _type_word(v):
-    c = v.__class__
-    if v is None:
-        return "nil"
-    if c is bool:
-        return "bool"
-    if c is int:
-        return "int"
-    if c is float:
-        return "float"
-    if c is str:
-        return "str"
-    if c is bytes:
-        return "bin"
-    if c is list:
-        return "array"
-    if c is dict or c is _OddMap:
-        return "map"
-    return "ext"
-
-
-def unpack(data):
-    """Decodes exactly one msgpack value from `data` into Python objects (maps
-    as dicts, arrays as lists, bin as bytes, str as str), bounded: lengths by
-    the input, nesting by MAX_DEPTH. Raises DecodeError."""
-    data = bytes(data)
-    hooks = {}
-    if len(data) > MAX_DEPTH + 1:  # shorter input cannot nest deeper than MAX_DEPTH
-        depth = {}
-        get = depth.get
-
-        def list_hook(lst):
-            m = 0
-            for x in lst:
-                if x.__class__ in _CONTAINERS:
-                    d = get(id(x), 1)
-                    if d > m:
-                        m = d
-            if m >= MAX_DEPTH:
-                raise DecodeError("nests arrays and maps more than %d deep" % MAX_DEPTH)
-            depth[id(lst)] = m + 1
-            return lst
-
-        def pairs_hook(pairs):
-            m = 0
-            for k, v in pairs:
-                if v.__class__ in _CONTAINERS:
-                    d = get(id(v), 1)
-                    if d > m:
-                        m = d
-                if k.__class__ in _CONTAINERS:
-                    d = get(id(k), 1)
-                    if d > m:
-                        m = d
-            if m >= MAX_DEPTH:
-                raise DecodeError("nests arrays and maps more than %d deep" % MAX_DEPTH)
-            r = _pairs(pairs)
-            depth[id(r)] = m + 1
-            return r
-
-        hooks = {"list_hook": list_hook, "object_pairs_hook": pairs_hook}
-    else:
-        hooks = {"object_pairs_hook": _pairs}
-    try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False, unicode_errors="surrogateescape",
-                               timestamp=0, **hooks)
-    except DecodeError:
-        raise
-    except msgpack.ExtraData as e:
-        n = len(e.extra)
-        raise DecodeError("is followed by %d byte%s of trailing data" % (n, "" if n == 1 else "s"))
-    except msgpack.StackError:
-        raise DecodeError("nests arrays and maps more than %d deep" % MAX_DEPTH)
-    except (ValueError, msgpack.FormatError) as e:
-        text = str(e)
-        if "incomplete" in text or not data:
-            raise DecodeError("is cut short: the input ends inside a value")
-        raise DecodeError("is not msgpack (%s)" % text)
-    except Exception as e:  # anything else msgpack may raise on hostile input
-        raise DecodeError("is not msgpack (%s: %s)" % (type(e).__name__, e))
 
 
 # ===========================================================================

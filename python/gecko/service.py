@@ -18,12 +18,15 @@ import time
 from . import message as msgmod
 from . import runtime, wire
 from .errors import DecodeError, Error
-from .node import MessageInfo, _Sink, _check_printable, _encode_payload, _resolve_type, check_topic, new_id
+from ._session.codec import encode_payload, resolve_type
+from ._session.info import MessageInfo
+from ._session.names import check_printable, check_topic, new_id
+from ._session.sink import Sink
 
 
 def _types(request_type, reply_type):
-    req_cls, req_name = _resolve_type(request_type)
-    rep_cls, rep_name = _resolve_type(reply_type)
+    req_cls, req_name = resolve_type(request_type)
+    rep_cls, rep_name = resolve_type(reply_type)
     if not req_name or not rep_name:
         raise Error("invalid_argument", "a service needs a request type and a reply type")
     return req_cls, req_name, rep_cls, rep_name
@@ -44,7 +47,7 @@ class Server:
         self.name = name
         self.req_cls, self.req_name, self.rep_cls, self.rep_name = _types(request_type, reply_type)
         self.type_name = self.req_name + "->" + self.rep_name
-        _check_printable(self.type_name, "the service type")
+        check_printable(self.type_name, "the service type")
         if handler is None:
             raise Error("invalid_argument", "service '%s' needs a handler" % name)
         self.handler = handler
@@ -52,16 +55,14 @@ class Server:
         self.what = "service '%s'" % name
         self.requests = 0
         self.rejected = 0
-        self.sink = _Sink(node, wire.directed_channel(node.key, self.id), 0, "", queue, node.options.max_message_size,
+        self.sink = Sink(node._notice, wire.directed_channel(node.key, self.id), 0, "", queue, node.options.max_message_size,
                           self.what, accept_flags=wire.FLAG_REQUEST, answer_rejected=True)
         self.announcement = wire.encode_announcement(self.sink.channel, self.id, "server", name, self.type_name,
                                                      node.name, node.session, 0)
         self.reply_hash = wire.type_hash(self.rep_name)
         self.req_hash = wire.type_hash(self.req_name)
         self.closed = False
-        node._add_sink(self, self.announcement)
-        node._register(self, {"id": self.id, "kind": "server", "topic": name, "type": self.type_name,
-                              "latched": False}, watch=True)
+        node._add_receiver(self, "server", name, self.type_name)
 
     def _dispatch(self, budget):
         n = 0
@@ -92,7 +93,7 @@ class Server:
         try:
             request = _decode(self.req_cls, payload)
             reply = self.handler(request)
-            reply_payload = _encode_payload(self.rep_cls, self.rep_name, reply)
+            reply_payload = encode_payload(self.rep_cls, self.rep_name, reply)
         except Exception as e:
             return self._reply_error(client, h.sequence, "%s failed: %s" % (self.what, e))
         self.requests += 1
@@ -109,14 +110,13 @@ class Server:
         channel = wire.directed_channel(self.node.key, client)
         frame = wire.encode_header(channel, wire.FLAG_REPLY | flags, len(payload), sequence, self.id, time.time_ns(),
                                    self.reply_hash) + payload
-        self.node._send_directed(channel, frame)
+        self.node._outbound.send_directed(channel, frame)
 
     def close(self):
         if self.closed:
             return
         self.closed = True
-        self.node._remove_sink(self, self.announcement)
-        self.node._unregister(self)
+        self.node._remove_receiver(self)
 
 
 class Client:
@@ -132,7 +132,7 @@ class Client:
         self.type_name = self.req_name + "->" + self.rep_name
         self.id = new_id()
         self.what = "client of '%s'" % name
-        self.sink = _Sink(node, wire.directed_channel(node.key, self.id), 0, "", 16, node.options.max_message_size,
+        self.sink = Sink(node._notice, wire.directed_channel(node.key, self.id), 0, "", 16, node.options.max_message_size,
                           self.what, accept_flags=wire.FLAG_REPLY)
         self.announcement = wire.encode_announcement(self.sink.channel, self.id, "client", name, self.type_name,
                                                      node.name, node.session, 0)
@@ -146,9 +146,7 @@ class Client:
         self._lock = threading.Lock()
         self.calls = 0
         self.closed = False
-        node._add_sink(self, self.announcement)
-        node._register(self, {"id": self.id, "kind": "client", "topic": name, "type": self.type_name,
-                              "latched": False}, watch=True)
+        node._add_receiver(self, "client", name, self.type_name)
 
     def _peers_changed(self, peers):
         self.servers = [p["id"] for p in peers]
@@ -156,18 +154,19 @@ class Client:
 
     def ready_servers(self):
         """The servers that will get a request now (their node links to ours)."""
-        self.node._drain_out_events()
+        outbound = self.node._outbound
+        outbound.drain_events()
         out = []
         servers = list(self.servers)
-        with self.node._out_changed:
+        with outbound.changed:
             if not servers:  # without discovery: any server that announced itself here
-                for subs in self.node._subscribed.values():
+                for subs in outbound.subscribed.values():
                     for a in subs.values():
                         if a.kind == "server" and a.topic == self.name and a.type == self.type_name:
                             out.append(a.id)
                 return out
             for s in servers:
-                if wire.directed_channel(self.node.key, s) in self.node._subscribed:
+                if wire.directed_channel(self.node.key, s) in outbound.subscribed:
                     out.append(s)
         return out
 
@@ -178,8 +177,8 @@ class Client:
                 return True
             if self.closed or time.monotonic() >= deadline or not runtime.ok():
                 return False
-            with self.node._out_changed:
-                self.node._out_changed.wait(0.005)
+            with self.node._outbound.changed:
+                self.node._outbound.changed.wait(0.005)
 
     def _pick(self, deadline):
         while True:
@@ -193,8 +192,8 @@ class Client:
             if time.monotonic() >= deadline or self.closed or not runtime.ok():
                 raise Error("no_peer", "no server for service '%s' under key '%s' became reachable in time" % (
                     self.name, self.node.key))
-            with self.node._out_changed:
-                self.node._out_changed.wait(0.002)
+            with self.node._outbound.changed:
+                self.node._outbound.changed.wait(0.002)
 
     def call(self, request, timeout=3.0, with_info=False):
         """Sends `request` to one server and returns its reply (with
@@ -203,14 +202,14 @@ class Client:
         with self._lock:
             if self.closed or self.node.closed:
                 raise Error("closed", "%s: its node is closed" % self.what)
-            payload = _encode_payload(self.req_cls, self.req_name, request)
+            payload = encode_payload(self.req_cls, self.req_name, request)
             server = self._pick(deadline)
             self.sequence += 1
             rid = self.sequence
             frame = wire.encode_header(wire.directed_channel(self.node.key, server), wire.FLAG_REQUEST,
                                        len(payload), rid, self.id, time.time_ns(), self.req_hash) + payload
             self.calls += 1
-            self.node._send(frame)
+            self.node._outbound.send(frame)
             sink = self.sink
             while True:
                 item = sink.pop_full()
@@ -220,7 +219,7 @@ class Client:
                         self.slow.discard(server)
                         return self._reply(h, body, receive_ns, size, with_info)
                     item = sink.pop_full()
-                if not self.node._wait(sink.__bool__, deadline):
+                if not self.node._inbound.wait(sink.__bool__, deadline):
                     if self.closed or self.node.closed:
                         raise Error("closed", "%s: its node was closed during the call" % self.what)
                     self.slow.add(server)
@@ -250,5 +249,4 @@ class Client:
         if self.closed:
             return
         self.closed = True
-        self.node._remove_sink(self, self.announcement)
-        self.node._unregister(self)
+        self.node._remove_receiver(self)

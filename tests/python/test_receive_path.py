@@ -169,7 +169,7 @@ def test_the_bytes_fast_decode_agrees_with_decode(payload):
 
 
 def test_a_whole_batch_and_frame_by_frame_agree(node):
-    """_Sink.offer_batch checks a streaming batch at once (_offer_run) and
+    """Sink.offer_batch checks a streaming batch at once (_offer_run) and
     falls back to its per-frame loop for anything else: random batches of
     one publisher's frames, with gaps, repeats, a second publisher, other
     types, sizes and flags mixed in, give the same counters and queue
