@@ -465,6 +465,13 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
             refresh_attempts();
             return;
         }
+        // A colliding name is refused for good: the entity is no longer ours to
+        // register (nor to count in the heartbeat's digest, which would make us
+        // register everything again every heartbeat).
+        if (code == "collision" && id != 0) {
+            registrations.erase(id);
+            watches.erase(id);
+        }
         // An error about one of our entities goes to its owner, who logs it once;
         // only the rest is logged here.
         if (!error_callback || id == 0) log.warn("discovery: geckocore reports " + code + ": " + text);

@@ -63,6 +63,12 @@ public:
 
     void node_closed() override { close(); }
 
+    // Its topic's channel id is another topic's: a frame of it would merge into that topic.
+    void refused(const std::string& message) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        refused_ = message;
+    }
+
     // Quiet since the last tick after sending: say where the sequence is, so
     // that subscribers count what a link dropped at the end of a burst.
     void tick() override {
@@ -206,7 +212,8 @@ private:
 
     // The header of the next frame (mutex_ held); returns the send time. One
     // clock read: the send stamp also paces the event check.
-    std::int64_t stamp(std::size_t payload) {
+    std::int64_t stamp(std::size_t payload) {  // mutex_ held
+        if (!refused_.empty()) throw Error(Errc::discovery, "publisher of '" + topic_ + "': " + refused_);
         const std::int64_t now = now_ns();
         header_.sequence = ++sequence_;
         header_.send_time_ns = now;
@@ -266,6 +273,7 @@ private:
     Sending sending_;
     std::mutex mutex_;
     bool closed_ = false;
+    std::string refused_;  // why geckocore refused its topic for good (a channel id collision)
     wire::FrameHeader header_;
     std::uint64_t sequence_ = 0;
     std::uint64_t marked_ = 0;        // the sequence the last "seq" control frame said
