@@ -14,14 +14,6 @@
 
 using namespace gecko::tools_test;
 
-namespace {
-std::size_t count_of(const std::string& text, const std::string& needle) {
-    std::size_t n = 0;
-    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-    return n;
-}
-}  // namespace
-
 TEST_CASE("gecko echo --field prints one field: a nested one, an item, a map", "[tools][process][echo]") {
     Key k;
     k.start_pub_imu();

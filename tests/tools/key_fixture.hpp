@@ -35,6 +35,11 @@ struct Run {
 };
 
 inline bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+inline std::size_t count_of(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
 
 // A TCP port nobody listens on right now.
 inline int free_port() { return gecko::test::unused_tcp_port(); }

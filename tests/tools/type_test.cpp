@@ -65,5 +65,5 @@ TEST_CASE("gecko type infers an unknown type's fields from a message of a live t
     CHECK(contains(info.out, "type: gecko.msgs.Imu\nfields:\n  stamp_ns     int64\n"));
     CHECK(contains(info.out, "\n  orientation  gecko.msgs.Quaternion\n"));
     const auto info_numbers = k.gecko({"info", "numbers"});
-    CHECK(contains(info_numbers.out, "fields: test.Numbers is not a gecko.msgs type; `gecko type test.Numbers` infers them"));
+    CHECK(contains(info_numbers.out, "fields: test.Numbers is not a gecko.msgs type and its publisher declared no schema; `gecko type test.Numbers` infers them"));
 }

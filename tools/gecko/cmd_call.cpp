@@ -41,8 +41,8 @@ int run_call(const Args& args) {
     Parser parser("call", "SERVICE ['JSON'] [options]",
                   "Calls SERVICE with a request written as JSON (default {}: every field at its default)\n"
                   "and prints the reply as text (field: value), or as one JSON line with --json. The request\n"
-                  "and reply types are those the service registered with the core; a request for a\n"
-                  "gecko.msgs type is checked against its fields first (exit 2). --timeout bounds the\n"
+                  "and reply types are those the service registered with the core; a request is checked\n"
+                  "against its type's fields first (a gecko.msgs type, or one its server declared; exit 2). --timeout bounds the\n"
                   "question to the core and then the call itself (connecting and the reply). Exit 1 if no\n"
                   "server answers in time or the server answers with an error.\n\n"
                   "Example: gecko call add '{\"a\": 1, \"b\": 2.5}'");
@@ -65,6 +65,7 @@ int run_call(const Args& args) {
         throw Error(Errc::protocol, "service '" + name + "' registered the type '" + service->type +
                                         "', not '<request type>-><reply type>'");
     const std::string request_type = service->type.substr(0, arrow), reply_type = service->type.substr(arrow + 2);
+    learn_schemas(r);  // a custom request type its server declared is checked too
     check_known(request_type, request);
     if (service->producers.empty())
         throw Error(Errc::no_peer, "service '" + name + "' has no server under key '" + r.key +

@@ -3,13 +3,15 @@
 // from msgpack (no generated code), as indented text or as JSON lines.
 // Subscribes as a tool (any type, announced as `*`), so it reads every
 // publisher of the topic; a frame that breaks its type's schema is reported
-// once and counted.
+// once and counted. A TOPIC with `*` or `?` is a glob: a key-wide
+// subscription (Node::subscribe_all) prints every topic it matches.
 #include <cstdio>
 #include <set>
 
 #include <gecko/node.hpp>
 #include <gecko/buffer.hpp>
 #include <gecko/wire/json.hpp>
+#include <gecko/wire/names.hpp>
 #include <gecko/wire/packer.hpp>
 #include <gecko/wire/value.hpp>
 #include <gecko/signals.hpp>
@@ -76,8 +78,11 @@ int run_echo(const Args& args) {
                   "Any topic can be read: messages are self-describing msgpack maps, and echo subscribes\n"
                   "to any type. Waits for the topic if it has no publisher yet. A message that breaks its\n"
                   "type (not a map, or a field of the wrong kind for a gecko.msgs type) or lacks --field is\n"
-                  "said once on stderr, counted, and not shown; the exit code is then 1.");
-    parser.positional("TOPIC", "the topic to read", topic)
+                  "said once on stderr, counted, and not shown; the exit code is then 1.\n\n"
+                  "TOPIC may be a glob (* any run of characters, / included; ? one character): echo then\n"
+                  "prints every topic of the key it matches, each message under its topic's name, topics\n"
+                  "that appear later too. Examples: gecko echo '*'    gecko echo 'arm1/*'");
+    parser.positional("TOPIC", "the topic to read, or a glob of topics", topic)
         .option("--count", "N", "stop after N messages (default: until Ctrl-C)", count, 1, 1L << 40)
         .option("--field", "PATH", "print only this field: a dotted path, e.g. accel.x or position.0", field)
         .flag("--json", "one JSON object per line", json)
@@ -90,7 +95,19 @@ int run_echo(const Args& args) {
 
     install_signal_handlers();
     std::map<std::uint64_t, std::string> names;
-    if (type.empty()) {
+    const bool glob = wire::is_glob(topic);
+    if (glob) {
+        if (const auto why = wire::check_pattern(topic); !why.empty()) throw UsageError("'" + topic + "': " + why);
+        if (connection.node.discovery) {
+            const auto r = query(connection);
+            learn_schemas(r);
+            bool any = false;
+            for (const auto& t : names_of(r, false, true)) any = any || wire::glob_match(topic, t);
+            if (!any)
+                std::fprintf(stderr, "gecko echo: no topic matching '%s' under key '%s' yet; waiting (Ctrl-C to stop)\n",
+                             topic.c_str(), r.key.c_str());
+        }
+    } else if (type.empty()) {
         const auto glance = connection.node.discovery ? glance_at_topic(connection, "echo", topic) : TopicGlance{};
         names = glance.names;
         const Shape* shape = known_shape(glance.type);
@@ -104,15 +121,25 @@ int run_echo(const Args& args) {
 
     Node node(connection.node);
     SubscriberOptions options;
-    options.type_name = type;  // empty: any type, announced as "*" (PROTOCOL.md §4)
-    options.depth = 1000;      // printing is slower than receiving: queue rather than skip
-    auto subscriber = node.raw_subscriber(topic, options);
+    options.depth = 1000;  // printing is slower than receiving: queue rather than skip
+    RawSubscriber subscriber;
+    if (glob) {
+        subscriber = node.subscribe_all(TopicFilter{{topic}, {type.empty() ? std::string("*") : type}}, options);
+    } else {
+        options.type_name = type;  // empty: any type, announced as "*" (PROTOCOL.md §4)
+        subscriber = node.raw_subscriber(topic, options);
+    }
 
     TextOptions text;
     if (full) text.max_array = 0;
     auto last_lookup = std::chrono::steady_clock::now();
     std::set<std::uint64_t> asked;
-    auto publisher_name = [&](std::uint64_t id) -> std::string {
+    auto publisher_name = [&](const MessageInfo& info) -> std::string {
+        const std::uint64_t id = info.publisher_id;
+        if (info.channel)  // a key-wide subscription's message: its directory entry names its publishers
+            for (const auto& p : info.channel->publishers)
+                if (p.id == id) return p.node + "@" + p.host;
+        if (glob) return hex_id(id);
         auto it = names.find(id);
         // A publisher that appeared since the last answer: ask again, at once for
         // an id not asked about yet, else at most every 2 s.
@@ -136,9 +163,10 @@ int run_echo(const Args& args) {
     while (ok() && (count == 0 || printed < count)) {
         subscriber.receive(std::chrono::milliseconds(200), [&](const RawView& view) {
             const auto& info = view.info;
+            const std::string& name = glob ? info.topic : topic;
             auto which = [&] {  // only for the first message not shown: not built for every message
-                return "message #" + std::to_string(info.sequence) + " of '" + topic + "' from " +
-                       publisher_name(info.publisher_id) + " (" + info.type_name + ")";
+                return "message #" + std::to_string(info.sequence) + " of '" + name + "' from " + publisher_name(info) +
+                       " (" + info.type_name + ")";
             };
             std::string why;
             try {
@@ -158,11 +186,11 @@ int run_echo(const Args& args) {
             out.clear();
             if (json && with_info) {
                 out = "{\"topic\":";
-                wire::append_json_string(out, topic);
+                wire::append_json_string(out, name);
                 out += ",\"type\":";
                 wire::append_json_string(out, info.type_name);
                 out += ",\"seq\":" + std::to_string(info.sequence) + ",\"publisher\":";
-                wire::append_json_string(out, publisher_name(info.publisher_id));
+                wire::append_json_string(out, publisher_name(info));
                 out += ",\"publisher_id\":\"" + hex_id(info.publisher_id) + "\"";
                 out += ",\"send_time_ns\":" + std::to_string(info.send_time_ns);
                 out += ",\"latency_ns\":" + (latency >= 0 ? std::to_string(latency) : std::string("null"));
@@ -174,7 +202,7 @@ int run_echo(const Args& args) {
                 wire::append_json(out, *value);
                 out += '\n';
             } else {
-                out = "--- " + topic + " #" + std::to_string(info.sequence) + " from " + publisher_name(info.publisher_id) +
+                out = "--- " + name + " #" + std::to_string(info.sequence) + " from " + publisher_name(info) +
                       ", latency " + format_ns(static_cast<double>(latency)) + " (" + info.type_name + ", " +
                       format_bytes(static_cast<double>(view.size)) + " payload, " +
                       format_bytes(static_cast<double>(info.wire_size)) + " on the wire" +

@@ -71,7 +71,8 @@ void print_entities(std::string& out, const Graph& graph, const char* title, con
 std::string describe_fields(const std::string& title, const std::string& type) {
     if (type.empty() || type == "*") return "";
     if (const Shape* shape = known_shape(type)) return title + ":\n" + render_fields(*shape, "  ");
-    return title + ": " + type + " is not a gecko.msgs type; `gecko type " + type + "` infers them from a message\n";
+    return title + ": " + type + " is not a gecko.msgs type and its publisher declared no schema; `gecko type " + type +
+           "` infers them from a message\n";
 }
 
 }  // namespace
@@ -87,6 +88,7 @@ int run_info(const Args& args) {
     if (!parser.parse(args)) return exit_ok;
 
     const auto r = query(connection);
+    learn_schemas(r);
     std::string out;
     for (bool service : {false, true}) {
         const auto* t = r.find(name, service);

@@ -3,9 +3,9 @@
 // converted to msgpack (objects become maps with field names, integers stay
 // integers, other numbers float64) and sent raw with the given type name.
 // `gecko pub TOPIC -` and `--file F` publish one message per JSON line.
-// For the gecko.msgs types it knows, it first checks the JSON against the
-// type's fields, so that a misspelled field is an error rather than a
-// message of defaults.
+// For the types it knows (gecko.msgs, and those the key's publishers declared
+// a schema for), it first checks the JSON against the type's fields, so that
+// a misspelled field is an error rather than a message of defaults.
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -94,7 +94,7 @@ int run_pub(const Args& args) {
         .option("--rate", "HZ", "publish at HZ messages per second (default: 1 with --count above 1; lines: at once)", rate_hz, 1e-3, 1e6)
         .option("--count", "N", "publish N messages (default 1 without --rate, unlimited with it; lines: all)", count, 1, 1L << 40)
         .option("--wait", "SECONDS", "wait at most this long for a first subscriber (default 1)", wait_s, 0, 3600)
-        .flag("--force", "publish anyway: even if --type differs from the topic's type, or the JSON does not fit a gecko.msgs type", force)
+        .flag("--force", "publish anyway: even if --type differs from the topic's type, or the JSON does not fit its type", force)
         .connection(connection);
     if (!parser.parse(args)) return exit_ok;
     if (!file.empty() && !json.empty()) throw UsageError("give the message as JSON, or --file F, not both");
@@ -113,6 +113,7 @@ int run_pub(const Args& args) {
     if (!lines && !type.empty() && !force) check_known(type, payload);
     if (type.empty()) {
         const auto r = query(connection);
+        learn_schemas(r);
         const auto* t = r.find(topic);
         if (!t || t->type.empty() || t->type == "*")
             throw UsageError("--type NAME is needed: the core of key '" + r.key + "' does not know the type of topic '" +
@@ -121,7 +122,10 @@ int run_pub(const Args& args) {
         if (!lines && !force) check_known(type, payload);
     } else if (!force && connection.node.discovery) {
         // Subscribers of another type would drop every message: say so instead.
-        const auto types = declared_types(query(connection), topic);
+        const auto r = query(connection);
+        learn_schemas(r);
+        if (!lines) check_known(type, payload);  // a type the key's publishers declared
+        const auto types = declared_types(r, topic);
         if (!types.empty() && (types.size() > 1 || *types.begin() != type)) {
             std::vector<std::string> others;
             for (const auto& t : types)

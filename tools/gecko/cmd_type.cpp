@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // gecko type NAME: the fields of a message type and their types, like
-// `ros2 interface show`. Known exactly for the gecko.msgs types; for another
+// `ros2 interface show`. Known exactly for the gecko.msgs types and for the
+// types the key's publishers declared (the directory's schemas); for another
 // type carried by a live topic, inferred from one message of it.
 #include <cstdio>
 
@@ -81,9 +82,11 @@ int run_type(const Args& args) {
     bool list = false;
     Parser parser("type", "NAME [options]",
                   "Prints the fields of a message type and their types, nested messages expanded (like\n"
-                  "`ros2 interface show`). For the gecko.msgs types the tool knows them (no core needed).\n"
+                  "`ros2 interface show`). For the gecko.msgs types the tool knows them (no core needed);\n"
+                  "for a type a publisher or server of the key declared, the core's directory has them.\n"
                   "For another type, a live topic that carries it is sampled: one message is read and its\n"
-                  "shape printed, marked as inferred. NAME may also be a topic: its type is shown.\n\n"
+                  "shape printed, marked as inferred. NAME may also be a topic (its type is shown) or a\n"
+                  "service (its request and reply types).\n\n"
                   "Examples: gecko type gecko.msgs.Imu\n"
                   "          gecko type imu");
     parser.positional("NAME", "a type name, e.g. gecko.msgs.Imu, or a topic", name, false)
@@ -105,6 +108,30 @@ int run_type(const Args& args) {
                          "it, pass --key KEY or set GECKO_KEY)" + hint);
 
     const auto r = query(connection);
+    learn_schemas(r);  // the fields the key's publishers and servers declared
+    if (const Shape* shape = known_shape(name)) {
+        std::printf("%s (as its publishers declared it)\n%s", name.c_str(), render_fields(*shape).c_str());
+        return exit_ok;
+    }
+    if (const auto* s = r.find(name, true); s && !r.find(name, false)) {  // a service: its request and reply
+        const auto arrow = s->type.find("->");
+        if (arrow != std::string::npos) {
+            std::string out;
+            for (const auto& [role, type] : {std::pair<const char*, std::string>{"request", s->type.substr(0, arrow)},
+                                             {"reply", s->type.substr(arrow + 2)}}) {
+                const Shape* shape = known_shape(type);
+                if (!shape) {
+                    out.clear();
+                    break;
+                }
+                out += type + " (the " + role + " of service '" + name + "')\n" + render_fields(*shape);
+            }
+            if (!out.empty()) {
+                std::fputs(out.c_str(), stdout);
+                return exit_ok;
+            }
+        }
+    }
     if (const auto* t = r.find(name); t && !t->type.empty()) {  // a topic: its type
         const std::string type = t->producers.empty() ? t->type : t->producers.front().type;
         if (const Shape* shape = known_shape(type)) {

@@ -31,33 +31,16 @@ using KnownTypes = TypeList<msgs::String, msgs::Float64, msgs::Int64, msgs::Byte
                             msgs::click::SensorRequest, msgs::click::Control, msgs::click::Handshake,
                             msgs::click::Sensor, msgs::click::Reset, msgs::click::Error>;
 
-template <class T, class = void>
-struct has_fields : std::false_type {};
+// The codec's own type families (gecko/message.hpp).
 template <class T>
-struct has_fields<T, std::void_t<decltype(T::gecko_field_names)>> : std::true_type {};
+using has_fields = wire::has_fields<T>;
+using wire::detail::is_optional;
+using wire::detail::is_string_map;
+using wire::detail::is_vector;
+template <class T>
+using is_array = wire::detail::is_std_array<T>;
 
-template <class T>
-struct is_vector : std::false_type {};
-template <class U, class A>
-struct is_vector<std::vector<U, A>> : std::true_type {};
-template <class T>
-struct is_array : std::false_type {};
-template <class U, std::size_t N>
-struct is_array<std::array<U, N>> : std::true_type {
-    static constexpr std::size_t size = N;
-};
-template <class T>
-struct is_string_map : std::false_type {};
-template <class U>
-struct is_string_map<std::map<std::string, U>> : std::true_type {};
-template <class T>
-struct is_optional : std::false_type {};
-template <class U>
-struct is_optional<std::optional<U>> : std::true_type {};
-
-// The type of field I of message M.
-template <class M, std::size_t I>
-using field_t = std::remove_cv_t<std::remove_reference_t<std::tuple_element_t<I, decltype(std::declval<const M&>().gecko_fields())>>>;
+using wire::detail::field_t;
 
 // ---- shapes ----
 
@@ -93,7 +76,7 @@ Shape shape_of() {
         s.kind = Shape::Kind::array;
         s.item.push_back(shape_of<typename T::value_type>());
         if constexpr (is_array<T>::value)
-            s.type = s.item.front().type + "[" + std::to_string(is_array<T>::size) + "]";
+            s.type = s.item.front().type + "[" + std::to_string(std::tuple_size<T>::value) + "]";
         else
             s.type = s.item.front().type + "[]";
     } else if constexpr (is_string_map<T>::value) {
@@ -228,7 +211,32 @@ const std::map<std::string, Known>& registry() {
     return r;
 }
 
+// Types learned from the key's directory (learn_schemas), with their shapes.
+struct Learned {
+    std::shared_ptr<const wire::Schema> schema;
+    Shape shape;
+};
+std::map<std::string, Learned>& learned() {
+    static std::map<std::string, Learned> l;
+    return l;
+}
+
+const Learned* find_learned(const std::string& type) {
+    const auto it = learned().find(type);
+    return it == learned().end() ? nullptr : &it->second;
+}
+
 }  // namespace
+
+void learn_schemas(const Graph& graph) {
+    for (const auto& t : graph.topics) {
+        if (!t.schema) continue;
+        for (const auto& m : t.schema->types())
+            if (!registry().count(m.type_name) && !learned().count(m.type_name))
+                if (auto shape = shape_of_schema(*t.schema, m.type_name))
+                    learned().emplace(m.type_name, Learned{t.schema, std::move(*shape)});
+    }
+}
 
 std::vector<std::string> known_type_names() {
     std::vector<std::string> names;
@@ -238,19 +246,27 @@ std::vector<std::string> known_type_names() {
 
 const Shape* known_shape(const std::string& type) {
     const auto it = registry().find(type);
-    return it == registry().end() ? nullptr : &it->second.shape;
+    if (it != registry().end()) return &it->second.shape;
+    const Learned* l = find_learned(type);
+    return l ? &l->shape : nullptr;
 }
 
 void check_known(const std::string& type, const std::vector<std::uint8_t>& payload) {
-    const auto it = registry().find(type);
-    if (it != registry().end()) it->second.check(payload);
+    if (const auto it = registry().find(type); it != registry().end()) return it->second.check(payload);
+    const Learned* l = find_learned(type);
+    if (!l) return;
+    if (wire::Value::parse(payload.data(), payload.size()).type() != wire::Type::map)
+        throw UsageError(type + " is written as a JSON object with the fields " + l->shape.field_list());
+    if (auto why = l->schema->check(type, payload.data(), payload.size(), wire::Schema::Check::strict); !why.empty())
+        throw UsageError(why);
 }
 
 std::string schema_violation(const std::string& type, const std::uint8_t* payload, std::size_t size) {
     const auto kind = wire::Value::parse(payload, size).type();
     if (kind != wire::Type::map) return std::string("not a msgpack map (a message) but a msgpack ") + wire::to_string(kind);
-    const auto it = registry().find(type);
-    return it == registry().end() ? "" : it->second.violation(payload, size);
+    if (const auto it = registry().find(type); it != registry().end()) return it->second.violation(payload, size);
+    const Learned* l = find_learned(type);
+    return l ? l->schema->check(type, payload, size, wire::Schema::Check::as_receiver) : "";
 }
 
 }  // namespace gecko::tools

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "query.hpp"
 
+#include "known_types.hpp"
+
 #include <gecko/wire/names.hpp>
 
 #include <algorithm>
@@ -114,6 +116,7 @@ std::string not_found(const Graph& result, const std::string& what, const std::s
 
 TopicGlance glance_at_topic(const Connection& connection, const std::string& command, const std::string& topic) {
     const auto r = query(connection);
+    learn_schemas(r);  // the key's own types are checked as gecko.msgs ones are
     TopicGlance glance;
     glance.names = producer_names(r, topic);
     const auto* t = r.find(topic);

@@ -21,6 +21,67 @@ std::string Shape::field_list() const {
     return out.empty() ? "(none)" : out;
 }
 
+namespace {
+
+Shape field_shape(const wire::Schema& schema, const wire::FieldType& t, int depth);
+
+void add_fields(Shape& s, const wire::Schema& schema, const std::vector<wire::SchemaField>& fields, int depth) {
+    s.kind = Shape::Kind::message;
+    for (const auto& f : fields) s.fields.emplace_back(f.name, field_shape(schema, f.type, depth + 1));
+}
+
+// Types as the tool names them: "string", "bytes", "map<string, T>", "T or nil".
+Shape field_shape(const wire::Schema& schema, const wire::FieldType& t, int depth) {
+    using K = wire::FieldType::Kind;
+    Shape s;
+    switch (t.kind) {
+        case K::str: s.type = "string"; break;
+        case K::bin: s.type = t.size ? "bytes[" + std::to_string(t.size) + "]" : "bytes"; break;
+        case K::array:
+            s.kind = Shape::Kind::array;
+            s.item.push_back(field_shape(schema, t.item.at(0), depth + 1));
+            s.type = s.item.front().type + (t.size ? "[" + std::to_string(t.size) + "]" : "[]");
+            break;
+        case K::optional:
+            s = field_shape(schema, t.item.at(0), depth + 1);
+            s.type += " or nil";
+            break;
+        case K::map:
+            s.kind = Shape::Kind::map;
+            s.item.push_back(field_shape(schema, t.item.at(0), depth + 1));
+            s.type = "map<string, " + s.item.front().type + ">";
+            break;
+        case K::message:
+            s.type = t.name;
+            // A message that names itself (a tree) is shown once: its fields are already above.
+            if (const auto* m = schema.find(t.name); m && depth < 16) add_fields(s, schema, m->fields, depth);
+            break;
+        case K::record:
+            s.type = "struct";
+            add_fields(s, schema, t.fields, depth);
+            break;
+        case K::enumeration: {
+            std::string names;
+            for (const auto& n : t.names) names += (names.empty() ? "" : ", ") + n;
+            s.type = "string (" + t.name + ": " + names + ")";
+            break;
+        }
+        default: s.type = t.to_string(); break;
+    }
+    return s;
+}
+
+}  // namespace
+
+std::optional<Shape> shape_of_schema(const wire::Schema& schema, const std::string& type) {
+    const auto* m = schema.find(type);
+    if (!m) return std::nullopt;
+    Shape s;
+    s.type = type;
+    add_fields(s, schema, m->fields, 0);
+    return s;
+}
+
 Shape infer_shape(const wire::Value& value) {
     using wire::Type;
     Shape s;

@@ -5,8 +5,10 @@
 /// `gecko info` print them: known exactly for the gecko.msgs types
 /// (known_types.hpp), or inferred from one msgpack message.
 
+#include <gecko/wire/schema.hpp>
 #include <gecko/wire/value.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +35,10 @@ struct Shape {
 /// "float32"/"float64", str "string", bin "bytes"; an array takes the shape
 /// of its items when they all agree ("float64[]"), else "array".
 Shape infer_shape(const wire::Value& value);
+
+/// The shape of message type `type` as `schema` describes it (the fields a
+/// publisher declared, from the key's directory); nullopt if it does not.
+std::optional<Shape> shape_of_schema(const wire::Schema& schema, const std::string& type);
 
 /// One line per field, "name  type", columns aligned, nested messages'
 /// fields (also those of array and map items) indented by two spaces under

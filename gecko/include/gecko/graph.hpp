@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gecko/net/finder.hpp"
+#include "gecko/wire/schema.hpp"
 
 namespace gecko {
 
@@ -50,6 +51,8 @@ struct GraphTopic {
     bool service = false;
     std::string type;                     ///< the type of the first publisher/server (else of the first consumer)
     std::vector<std::string> types;       ///< every type declared on it (more than one: a conflict)
+    std::uint64_t channel = 0;            ///< the channel id its frames carry; 0 for a service
+    std::shared_ptr<const wire::Schema> schema;  ///< the fields declared for `type` (directory.hpp); null: none
     std::vector<GraphEntity> producers;   ///< publishers or servers
     std::vector<GraphEntity> consumers;   ///< subscribers or clients
 };
@@ -86,6 +89,7 @@ struct Graph {
     std::int32_t core_pid = 0;
     std::vector<GraphNode> nodes;
     std::vector<GraphTopic> topics;       ///< topics and services, sorted by (service, name)
+    std::vector<GraphEntity> key_wide;    ///< key-wide subscribers (recorders, bridges): of no one topic
     std::vector<GraphConflict> conflicts;
     std::map<std::string, std::uint64_t> counters;  ///< the core's counters (malformed_datagrams, ...)
 

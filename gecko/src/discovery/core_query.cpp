@@ -4,6 +4,7 @@
 #include "gecko/error.hpp"
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/wire/discovery.hpp"
+#include "gecko/wire/schema.hpp"
 
 #include <zmq.hpp>
 
@@ -97,10 +98,22 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
             topic.name = discovery::get_str(t, "name").value_or("");
             topic.type = discovery::get_str(t, "type").value_or("");
             topic.types = strings(t, "types");
+            topic.channel = discovery::get_u64(t, "channel").value_or(0);
+            if (const auto schema = discovery::find(t, "schema"); schema && schema->type() == wire::Type::map) {
+                try {
+                    topic.schema = std::make_shared<const wire::Schema>(wire::Schema::decode(*schema));
+                } catch (const std::exception&) {
+                    // The core checked it; one that does not decode here is left out rather than trusted.
+                }
+            }
             topic.producers = read_entities(t, service ? "servers" : "publishers");
             topic.consumers = read_entities(t, service ? "clients" : "subscribers");
             g.topics.push_back(std::move(topic));
         }
+    }
+    if (const auto list = discovery::find(root, "key_wide"); list && list->type() == wire::Type::array) {
+        auto entities = read_entities(root, "key_wide");
+        g.key_wide.insert(g.key_wide.end(), entities.begin(), entities.end());
     }
     if (const auto list = discovery::find(root, "conflicts")) {
         for (const wire::Value& c : list->items()) {
