@@ -7,7 +7,8 @@
 // leader), but Frames are released on any thread: a Link's reference count,
 // its per-chunk counts of Frames held and its `detached` flag are atomics.
 // With the publisher it follows the rules in shm_transport.hpp; every number
-// it reads from the segment is bound-checked before use.
+// it reads from the segment is bound-checked before use, and a size is read
+// once (the value checked is the value used).
 
 #include <fcntl.h>
 #include <poll.h>
@@ -546,15 +547,16 @@ private:
                 for (int budget = 0; budget < 64; ++budget) {
                     if (leave_in_ring(l)) break;
                     u64 c = no_chunk;
+                    std::size_t size = 0;
                     std::string why;
-                    const Pop r = pop(l, c, why);
+                    const Pop r = pop(l, c, size, why);
                     if (r == Pop::empty) break;
                     if (r == Pop::bad) {
                         drop(at, LogLevel::error, why, true, true);
                         dropped = true;
                         break;
                     }
-                    if (deliver(l, c, out, why)) {
+                    if (deliver(l, c, size, out, why)) {
                         next_ = (at + 1) % n;
                         return true;
                     }
@@ -611,8 +613,10 @@ private:
                std::chrono::steady_clock::now() - l.blocked_since < config_.held_wait;
     }
 
-    // Takes the oldest entry of the link's ring; every number read is checked.
-    Pop pop(Link& l, u64& chunk, std::string& why) {
+    // Takes the oldest entry of the link's ring; every number read is
+    // checked. `size` is the frame's size as read once and checked against
+    // its chunk: the only one used (the publisher may rewrite it any time).
+    Pop pop(Link& l, u64& chunk, std::size_t& size, std::string& why) {
         const View& v = l.view;
         SlotHead& s = v.slot(l.slot);
         std::atomic<u64>* ring = v.ring(l.slot);
@@ -649,26 +653,27 @@ private:
                 return Pop::bad;
             }
             shm::ChunkDesc& d = v.desc(e);
-            const u64 size = d.size.load(std::memory_order_relaxed);
+            const u64 said = d.size.load(std::memory_order_relaxed);
             const u64 room = v.geo.classes[v.geo.class_of(e)].chunk_size;
-            if (size < 8 || size > room || (d.owners.load(std::memory_order_relaxed) & l.bit) == 0) {
+            if (said < 8 || said > room || (d.owners.load(std::memory_order_relaxed) & l.bit) == 0) {
                 d.owners.fetch_and(~l.bit, std::memory_order_acq_rel);
-                why = "chunk " + std::to_string(e) + " says " + std::to_string(size) + " bytes in " + std::to_string(room) +
-                      (size < 8 || size > room ? "" : ", and is not ours");
+                why = "chunk " + std::to_string(e) + " says " + std::to_string(said) + " bytes in " + std::to_string(room) +
+                      (said < 8 || said > room ? "" : ", and is not ours");
                 return Pop::bad;
             }
             chunk = e;
+            size = static_cast<std::size_t>(said);
             return Pop::got;
         }
         return Pop::empty;  // contended with the publisher taking entries back: look again later
     }
 
-    // Makes a Frame of a taken chunk: in place, or copied when this process
-    // already holds its share of the chunk's class. False: dropped (why set if the link is bad).
-    bool deliver(Link& l, u64 c, Frame& out, std::string& why) {
+    // Makes a Frame of the first `size` bytes of a taken chunk (pop() checked
+    // both): in place, or copied when this process already holds its share
+    // of the chunk's class. False: dropped (why set if the link is bad).
+    bool deliver(Link& l, u64 c, std::size_t size, Frame& out, std::string& why) {
         const View& v = l.view;
         const std::size_t k = v.geo.class_of(c);
-        const std::size_t size = v.desc(c).size.load(std::memory_order_relaxed);
         const std::uint8_t* data = v.payload(c);
         if (size > max_frame_) {
             v.desc(c).owners.fetch_and(~l.bit, std::memory_order_acq_rel);

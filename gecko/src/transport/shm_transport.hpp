@@ -40,6 +40,9 @@
 //   scan that finds the oldest chunk first), and there is no list a killed
 //   process could leave half-linked, so neither a tagged lock-free list nor a
 //   robust mutex is needed.
+// - A chunk's `size` is read once by the subscriber, checked against its
+//   chunk, and that value is the one used: the segment is shared with a
+//   process that may change it at any time.
 // - Wake-up (Dekker): the subscriber stores armed=1 then reads the rings; the
 //   publisher stores tail then reads armed, all sequentially consistent: one
 //   of them sees the other, so a frame is never left unannounced to a sleeper.
