@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <random>
+#include <thread>
 
 #include "shm_support.hpp"
 
@@ -281,4 +282,53 @@ TEST_CASE("random garbage over slots and descriptors never crashes either side",
         }
         for (const auto& k : kept) CHECK(k.size() >= 8);
     }
+}
+
+TEST_CASE("a chunk's size is read once: a writer changing it after the check never widens a frame", "[shm][corrupt]") {
+    // A hostile publisher: it queues one small chunk again and again while
+    // another of its threads flips that chunk's size between a size that
+    // fits and one ten times the chunk (still under max_message_size).
+    // Whatever the subscriber takes must lie inside the chunk; a size read
+    // past the check would hand out a frame running over the next chunks.
+    Dir dir;
+    const auto cfg = config(dir.path());
+    Segment seg(cfg, "gecko-hostile");
+    auto transport = make_shm_transport(cfg);
+    auto in = transport->open_in(options());
+    const wire::Channel ch = channel("a");
+    in->subscribe(interest(ch, 1));
+    const std::uint64_t chunk = 0;
+    const std::uint64_t room = seg.geo().classes[0].chunk_size;
+    const gecko::Buffer f = frame(ch, 100);
+    std::atomic<bool> stop{false};
+    std::thread flipper([&] {
+        auto& size = seg.desc(chunk).size;
+        while (!stop.load(std::memory_order_relaxed)) {
+            size.store(f.size(), std::memory_order_relaxed);
+            size.store(room * 10, std::memory_order_relaxed);
+        }
+    });
+    std::size_t taken = 0, widened = 0, refused = 0;
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (taken < 3000 && std::chrono::steady_clock::now() < until) {
+        std::string why;
+        REQUIRE(in->connect(seg.locator(), why));
+        std::size_t slot = 0;
+        while (shm::state_of(seg.slot(slot).state.load()) != shm::slot_active) ++slot;
+        for (;;) {
+            seg.queue(slot, chunk, f);
+            Frame got;
+            if (!in->take(got)) break;  // the link was dropped: a size out of range seen at the check
+            ++taken;
+            if (got.size() > room) ++widened;
+        }
+        ++refused;
+        in->disconnect(seg.locator());
+        seg.free_slot(slot);
+    }
+    stop = true;
+    flipper.join();
+    INFO(taken << " frames taken, " << refused << " links dropped");
+    CHECK(taken > 100);
+    CHECK(widened == 0);
 }

@@ -53,6 +53,9 @@ constexpr u64 max_chunk_total = 1ull << 20;
 
 std::string num(u64 v) { return std::to_string(v); }
 
+// Whether [offset, offset + len) lies within [0, total), with no sum that can wrap.
+constexpr bool fits(u64 offset, u64 len, u64 total) noexcept { return offset <= total && len <= total - offset; }
+
 // Fields of /proc/PID/stat: the state letter and the start time (field 22).
 bool read_stat(std::uint32_t pid, char& state, u64& start) {
     char path[40];
@@ -202,13 +205,17 @@ bool validate(const HeaderCopy& h, u64 file_size, Geometry& g, std::string& why)
     if (h.slot_size % 64 != 0 || h.slot_size < g.interest_offset() + g.interest_words * 8 || h.slot_size > max_slot_size)
         return fail("slot size " + num(h.slot_size));
     if (h.slots_offset % 64 != 0 || h.slots_offset < h.header_size) return fail("slots offset " + num(h.slots_offset));
+    // Every region as `offset <= total && length <= total - offset`: an
+    // offset near 2^64 must not wrap its end back inside the segment.
+    // (Each length is a product of two bounded numbers: it cannot wrap.)
+    if (!fits(h.slots_offset, h.slot_count * h.slot_size, g.total)) return fail("the slots end past the segment");
     const u64 slots_end = h.slots_offset + h.slot_count * h.slot_size;
-    if (slots_end > g.total) return fail("the slots end past the segment");
     if (h.class_count < 1 || h.class_count > max_classes) return fail("class count " + num(h.class_count));
     if (h.chunk_total < 1 || h.chunk_total > max_chunk_total) return fail("chunk total " + num(h.chunk_total));
     if (h.desc_offset % 64 != 0 || h.desc_offset < slots_end) return fail("descriptor offset " + num(h.desc_offset));
+    if (!fits(h.desc_offset, h.chunk_total * sizeof(ChunkDesc), g.total))
+        return fail("the chunk descriptors end past the segment");
     const u64 desc_end = h.desc_offset + h.chunk_total * sizeof(ChunkDesc);
-    if (desc_end > g.total) return fail("the chunk descriptors end past the segment");
     g.slot_size = h.slot_size;
     g.slots_offset = h.slots_offset;
     g.chunk_total = h.chunk_total;
@@ -223,8 +230,8 @@ bool validate(const HeaderCopy& h, u64 file_size, Geometry& g, std::string& why)
         if (c.count < 1 || c.count > max_chunk_count) return fail(which + "count " + num(c.count));
         if (c.first != first) return fail(which + "first chunk " + num(c.first));
         if (c.offset % 64 != 0 || c.offset < end) return fail(which + "offset " + num(c.offset));
+        if (!fits(c.offset, c.chunk_size * c.count, g.total)) return fail(which + "ends past the segment");
         const u64 class_end = c.offset + c.chunk_size * c.count;
-        if (class_end > g.total) return fail(which + "ends past the segment");
         g.classes[k] = c;
         first += c.count;
         end = class_end;

@@ -13,6 +13,43 @@
 // that said it sleeps. Each side checks that the other is alive; a killed
 // subscriber's chunks come back, a dead, closed, corrupt or truncated
 // publisher's link is dropped with a notice (PortOptions::notice).
+//
+// The units, one job each:
+//   gecko/shm/segment.*  the layout, its planning and validation, liveness, names
+//   shm_view.hpp         addresses in a mapped segment, the mapping, notices
+//   shm_interests.*      a slot's interests (the seqlock both sides use)
+//   shm_pool.*           the publisher's chunks: classes, memory budget, loans
+//   shm_slots.*          the publisher's subscriber slots and its half of the rings
+//   shm_out_port.cpp     the publisher's port: the segment, send, loans, events
+//   shm_in_port.cpp      the subscriber's port: links, taking frames, waiting
+//   shm_doorbell.*       the FIFOs that wake a sleeper
+//
+// Concurrency, in one place:
+// - A ring is single-producer (the publisher writes entries and `tail`) with
+//   two consumers of its head: the subscriber takes the oldest entry, and the
+//   publisher takes it back when the ring is full or the pool is exhausted.
+//   Both claim position h with a CAS of `head` from h to h+1 (head only grows,
+//   so there is no ABA); whoever wins owns the entry's reference. An entry is
+//   read before the CAS and used only if the CAS succeeds: if the publisher
+//   had reused that ring cell, head would already be past h.
+// - A chunk's `owners` mask is set once by the publisher before the chunk is
+//   queued; every holder clears its bit once (fetch_and, release). The
+//   publisher allocates only chunks whose mask it reads as 0 (acquire), so a
+//   subscriber's reads of a chunk happen before the publisher rewrites it.
+//   This replaces a free list: only the publisher allocates (a round-robin
+//   scan that finds the oldest chunk first), and there is no list a killed
+//   process could leave half-linked, so neither a tagged lock-free list nor a
+//   robust mutex is needed.
+// - A chunk's `size` is read once by the subscriber, checked against its
+//   chunk, and that value is the one used: the segment is shared with a
+//   process that may change it at any time.
+// - Wake-up (Dekker): the subscriber stores armed=1 then reads the rings; the
+//   publisher stores tail then reads armed, all sequentially consistent: one
+//   of them sees the other, so a frame is never left unannounced to a sleeper.
+// - Interests are a seqlock (version odd while written), copied word by word
+//   with relaxed atomic loads and used only if the version did not change.
+// - Each port is used by one thread at a time (the node serialises it); a
+//   subscriber's Frames are released on any thread (atomics in the Link).
 
 #include <cstdint>
 #include <memory>

@@ -33,7 +33,7 @@
 // reference count plus a held-list cannot do that: there is always a moment
 // between "took the reference" and "recorded it" where a kill leaks a chunk.)
 // Only the publisher allocates (round-robin scan for a zero mask, see
-// shm_transport.cpp), so there is no shared free list to corrupt or repair.
+// gecko/src/transport/shm_pool.cpp), so there is no shared free list to corrupt or repair.
 
 #include <sys/types.h>
 
