@@ -124,7 +124,7 @@ TEST_CASE("a key-wide subscriber receives every topic of the key, publishers tha
     }
 }
 
-TEST_CASE("a key-wide subscriber's filter takes only the topics it matches; the directory lists them all",
+TEST_CASE("a key-wide subscriber's filter takes only the topics it matches, and the directory lists them all",
           "[integration][key_wide]") {
     const std::string key = unique_key("filter");
     const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
