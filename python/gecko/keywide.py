@@ -63,6 +63,7 @@ class KeyWideSubscriber(Subscriber):
         self._inbound = node._inbound
         self.closed = False
         self._routed = True
+        self.refused = None
         f = self.filter
         flt = {} if f.takes_all() else {"topics": f.topics, "types": f.types}
         node._add_receiver(self, "subscriber", "*", "", wildcard=True, filter=flt)

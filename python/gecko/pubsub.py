@@ -235,6 +235,7 @@ class Subscriber:
         self._inbound = node._inbound
         self.closed = False
         self._routed = True  # its sink takes frames (not after a refusal)
+        self.refused = None  # the core's reason, once it refused this subscriber for good (collision)
         if self.type_name:
             check_type(self.type_name, "subscriber of '%s': the type name" % topic)
         node._declare(self.cls)
@@ -385,6 +386,7 @@ class Subscriber:
     def _refused(self, reason):
         """The core refused it for good (its topic's channel id is another
         topic's, which would merge the two): it takes nothing from now on."""
+        self.refused = reason
         if self._routed:
             self._routed = False
             self._inbound.remove_sink(self, self.announcement)
