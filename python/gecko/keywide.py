@@ -52,8 +52,10 @@ class KeyWideSubscriber(Subscriber):
         if depth < 1:
             raise Error("invalid_argument", "%s: depth must be >= 1" % self.what)
         self.id = new_id()
-        # Each frame is named by the directory; without discovery there is none to wait for.
-        resolving = node._discovery is not None
+        # Each frame is named by the directory. Without discovery there is none
+        # to wait for: everything is taken unnamed, which only a filter of
+        # everything allows (another one waits for names that never come).
+        resolving = node._discovery is not None or not self.filter.takes_all()
         self.sink = KeyWideSink(node._notice, wire.channel_of(node.key, ""), wire.directed_channel(node.key, self.id),
                                 depth, min(max_message_size or node.options.max_message_size,
                                            node.options.max_message_size), self.what, resolving)
@@ -68,7 +70,11 @@ class KeyWideSubscriber(Subscriber):
         flt = {} if f.takes_all() else {"topics": f.topics, "types": f.types}
         node._add_receiver(self, "subscriber", "*", "", wildcard=True, filter=flt)
         node._ticking.append(self)
-        if not resolving:
+        if node._discovery is None:
+            if resolving:
+                node._notice("error", self.what + ": no directory",
+                             "%s cannot apply its filter: node '%s' runs without discovery, so no directory names "
+                             "the topics; it takes nothing" % (self.what, node.name))
             return
         node._follow_directory()
         # What the directory knows already (a change meanwhile comes again: naming is idempotent).

@@ -21,12 +21,12 @@ name, so that a schema is complete by itself.
     why = s.check("gecko.msgs.Imu", payload, strict=True)   # "" or why not
 """
 
+import msgpack
+
 from . import message as msgmod
 from ._msgpack_tree import OddMap, type_word, unpack
 from .errors import DecodeError, Error
 from .names import type_name_problem
-
-import msgpack
 
 MAX_ENCODED_SIZE = 64 * 1024
 MAX_TYPES = 256

@@ -10,7 +10,6 @@ refused for a Python publisher and subscriber; python3 -m gecko echo takes
 a glob."""
 
 import json
-import os
 import time
 
 import pytest
@@ -256,3 +255,18 @@ def test_echo_a_glob(rig):
     pubs[2].publish(String(data="hi"))
     assert text.wait(20) == 0, text.err
     assert text.out[0].startswith("--- arm2/c #") and "gecko.msgs.String" in text.out[0] and text.out[1] == "data: hi"
+
+
+def test_without_discovery_only_the_whole_key_comes_unnamed():
+    node = gecko.Node("keywide_test", "alone", discovery=False)
+    try:
+        everything = node.subscribe_all()
+        some = node.subscribe_all(topics=("a/*",))
+        pub = node.publisher("a/b", String)
+        assert pub.wait_for_subscribers(2, 20)
+        pub.publish(String(data="x"))
+        msg, info = everything.receive(timeout=20)
+        assert (msg, info.topic, info.channel) == ({"data": "x"}, "", None)  # no directory: no name, no type
+        assert some.receive(timeout=0.5) is None
+    finally:
+        node.close()

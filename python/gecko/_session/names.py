@@ -4,7 +4,9 @@ for the entities)."""
 
 import random
 
-from ..names import check_pattern, check_printable, check_topic, check_type, glob_match  # noqa: F401
+from ..names import check_printable, check_topic, check_type
+
+__all__ = ["new_id", "check_printable", "check_topic", "check_type"]
 
 _rng = random.SystemRandom()
 
