@@ -18,7 +18,7 @@ from conftest import Core, bin_path, eventually, python_exe
 from test_discovery import core_list
 
 import gecko
-from gecko import shm, wire
+from gecko import discovery, shm, wire
 from gecko.msgs import Float64, Int64, String
 
 
@@ -268,5 +268,27 @@ def test_without_discovery_only_the_whole_key_comes_unnamed():
         msg, info = everything.receive(timeout=20)
         assert (msg, info.topic, info.channel) == ({"data": "x"}, "", None)  # no directory: no name, no type
         assert some.receive(timeout=0.5) is None
+    finally:
+        node.close()
+
+
+def test_an_older_core_keeps_no_directory():
+    """A core before the directory answers watch_directory with unknown_type
+    (DISCOVERY.md 4.1): directory() says so, the whole key comes unnamed."""
+    node = gecko.Node("keywide_test", "old_core_user", core="127.0.0.1:9", multicast_enabled=False)
+    try:
+        everything = node.subscribe_all()
+        answer = discovery.pack("error", s=node.session, instance=1, id=0, code="unknown_type",
+                                message="unknown message type 'watch_directory'")
+        node._reactor.post(lambda: node._discovery.on_message(answer, time.monotonic()))
+        with pytest.raises(gecko.Error, match="^the geckocore of key 'keywide_test' keeps no channel directory "
+                                              r"\(a version older than this node's\)$") as e:
+            node.directory(timeout=20)
+        assert e.value.code == "discovery"
+        pub = node.publisher("t", String)
+        assert pub.wait_for_subscribers(1, 20)
+        pub.publish(String(data="x"))
+        msg, info = everything.receive(timeout=20)
+        assert info.topic == "" and info.channel is None
     finally:
         node.close()
