@@ -13,7 +13,8 @@
             rate.sleep()
 
 Modules: node (Node), options (Options), pubsub (Publisher, Subscriber),
-service (Server, Client), click (lockstep Controller), spine (Agent), wire
+service (Server, Client), keywide (KeyWideSubscriber: Node.subscribe_all), schema
+(a type's fields as data), names (name rules, globs), click (lockstep Controller), spine (Agent), wire
 (the frame), message (the codec, define()), msgs (the message types),
 discovery (the core protocol), shm (reading shared memory); _session and
 _transport are what a Node is made of.
@@ -23,13 +24,16 @@ from .errors import Error, DecodeError
 from .message import define, encode, decode, enum_type, to_dict, from_dict
 from .runtime import ok, shutdown, install_signal_handlers, now_ns, Rate
 from .options import Options
-from .node import Node, MessageInfo, SubscriberStats
+from .node import (Node, MessageInfo, SubscriberStats, KeyWideSubscriber, ChannelInfo, PublisherInfo, DirectoryEvent,
+                   DirectoryWatch)
 from .pubsub import Publisher, Subscriber
 from .service import Server, Client
-from . import wire, msgs
+from .schema import Schema, schema_of
+from . import wire, msgs, schema
 
 __version__ = "0.2.0"
 
 __all__ = ["Error", "DecodeError", "define", "encode", "decode", "enum_type", "to_dict", "from_dict", "ok",
            "shutdown", "install_signal_handlers", "now_ns", "Rate", "Node", "Options", "Publisher", "Subscriber",
-           "MessageInfo", "SubscriberStats", "Server", "Client", "wire", "msgs"]
+           "MessageInfo", "SubscriberStats", "KeyWideSubscriber", "ChannelInfo", "PublisherInfo", "DirectoryEvent",
+           "DirectoryWatch", "Server", "Client", "Schema", "schema_of", "wire", "msgs", "schema"]

@@ -4,6 +4,7 @@ machine without it, with its arguments and flags:
 
     python3 -m gecko list --key K
     python3 -m gecko echo --key K TOPIC [--count N] [--json] [--type NAME]
+    python3 -m gecko echo --key K 'arm1/*'    (a glob: every topic it matches, each message under its topic)
     python3 -m gecko pub  --key K TOPIC 'JSON' --type NAME [--rate HZ] [--count N]
 
 Exit codes as the C++ tool: 0 ok, 1 runtime failure, 2 usage error.
@@ -25,6 +26,7 @@ from . import discovery as disc
 from . import message, runtime
 from .errors import Error
 from .msgs import by_name
+from .names import is_glob
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -194,9 +196,13 @@ def cmd_list(a, o):
 def cmd_echo(a, o):
     runtime.install_signal_handlers()
     from .node import Node
+    glob = is_glob(a.topic)
     with Node(options=o) as node:
-        cls = by_name(a.type) if a.type else None
-        sub = node.subscriber(a.topic, cls or (a.type or None), depth=1000)
+        if glob:  # every topic it matches, named by the key's directory
+            sub = node.subscribe_all(topics=(a.topic,), types=(a.type or "*",), depth=1000)
+        else:
+            cls = by_name(a.type) if a.type else None
+            sub = node.subscriber(a.topic, cls or (a.type or None), depth=1000)
         printed = 0
         while runtime.ok() and (a.count == 0 or printed < a.count):
             got = sub.receive(timeout=0.2, with_info=True)
@@ -206,18 +212,19 @@ def cmd_echo(a, o):
             value = message.to_dict(msg) if isinstance(msg, message.Message) else msg
             if a.json:
                 if a.with_info:
-                    value = {"seq": info.sequence, "publisher": "%016x" % info.publisher_id,
-                             "latency_ns": info.latency_ns, "type": info.type_name, "size": info.wire_size,
-                             "message": value}
+                    value = {"topic": info.topic if glob else a.topic, "seq": info.sequence,
+                             "publisher": "%016x" % info.publisher_id, "latency_ns": info.latency_ns,
+                             "type": info.type_name, "size": info.wire_size, "message": value}
                 print(json.dumps(to_json_value(value), separators=(",", ":"), allow_nan=False), flush=True)
             else:
-                print("--- #%d from %016x (%s, %d B, latency %.3f ms)" % (
-                    info.sequence, info.publisher_id, info.type_name or "?", info.wire_size,
-                    info.latency_ns / 1e6), flush=True)
+                print("--- %s#%d from %016x (%s, %d B, latency %.3f ms)" % (
+                    info.topic + " " if glob else "", info.sequence, info.publisher_id, info.type_name or "?",
+                    info.wire_size, info.latency_ns / 1e6), flush=True)
                 print(to_text(value), flush=True)
             printed += 1
         s = sub.stats()
-        bad = s.decode_errors + s.malformed + s.type_mismatches + s.oversized + s.unsupported_version
+        bad = (s.decode_errors + s.malformed + s.type_mismatches + s.oversized + s.unsupported_version
+               + s.unlisted)
         if bad:
             sys.stderr.write("gecko echo: %d message%s of '%s' not shown (malformed, wrong type or undecodable)\n"
                              % (bad, "" if bad == 1 else "s", a.topic))
@@ -288,7 +295,8 @@ def main(argv=None):
     sub = p.add_subparsers(dest="command", required=True)
     pl = sub.add_parser("list", help="topics, types, publishers, subscribers, services")
     pl.add_argument("--names", action="store_true", help="topic names only, one a line")
-    pe = sub.add_parser("echo", help="prints each message of TOPIC")
+    pe = sub.add_parser("echo", help="prints each message of TOPIC (a glob such as 'arm1/*': of every topic it "
+                                     "matches, each under its topic's name)")
     pe.add_argument("topic", metavar="TOPIC")
     pe.add_argument("--count", type=int, default=0, help="stop after N messages (default: until Ctrl-C)")
     pe.add_argument("--json", action="store_true", help="one JSON object per line")

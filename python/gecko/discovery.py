@@ -57,8 +57,22 @@ def hello_msg(s, secret, key, node, host, hostid, pid, pidns, lease_ms, ids, loc
 
 
 def add_msg(s, secret, reg):
+    """`reg`: id kind topic type latched, and optionally `schema` (the
+    schema's map, PROTOCOL.md 3.1), `wildcard` (a key-wide subscriber) with
+    `filter` ({"topics": [...], "types": [...]}; empty arrays: any)."""
+    extra = {}
+    if reg.get("schema"):
+        extra["schema"] = reg["schema"]
+    if reg.get("wildcard"):
+        extra["wildcard"] = True
+        f = reg.get("filter") or {}
+        extra["filter"] = {"topics": list(f.get("topics", ())), "types": list(f.get("types", ()))}
     return pack("add", s=s, secret=secret, id=reg["id"], kind=reg["kind"], topic=reg["topic"], type=reg["type"],
-                latched=bool(reg.get("latched", False)))
+                latched=bool(reg.get("latched", False)), **extra)
+
+
+def watch_directory_msg(s, secret):
+    return pack("watch_directory", s=s, secret=secret)
 
 
 def remove_msg(s, secret, ident):
@@ -322,6 +336,8 @@ class DiscoveryClient:
         self.pid_ns = read_link("/proc/self/ns/pid")
         self.registrations = {}  # id -> registration dict (id kind topic type latched)
         self.watches = {}        # id -> Watch
+        self.on_directory = None              # callback(partial, channels, gone): the key's directory
+        self.on_directory_unsupported = None  # callback(): the core keeps none (an older one)
         self.stats = None
         self.links = []
         self.finder = Finder(opts, log)
@@ -440,6 +456,17 @@ class DiscoveryClient:
     def watch(self, ident, callback):
         w = self.watches[ident] = Watch(callback)
         return w
+
+    def watch_directory(self, on_update, on_unsupported):
+        """Follows the key's channel directory (DISCOVERY.md 4.1), from now
+        and after every welcome: on_update(partial, channels, gone) for each
+        `directory` message (channels: entry dicts; gone: (service, name)),
+        on_unsupported() when the core keeps none."""
+        was = self.on_directory is not None
+        self.on_directory = on_update
+        self.on_directory_unsupported = on_unsupported
+        if self.acked and not was:
+            self.send(watch_directory_msg(self.session, self.secret))
 
     def report(self, stats, links=()):
         """The figures of the node's entities and its links in use, (session,
@@ -563,6 +590,8 @@ class DiscoveryClient:
             for r in self.registrations.values():
                 self.send_add(r)
             self.send_stats()
+            if self.on_directory is not None:  # the whole directory again: this core may be a new one
+                self.send(watch_directory_msg(self.session, self.secret))
             self.next_hb = now + self.hb_period
             self.next_stats = now + 3.0
             if restarted:
@@ -591,6 +620,8 @@ class DiscoveryClient:
                     self.register_again(now)
         elif t == "peers":
             self.on_peers(m)
+        elif t == "directory":
+            self.on_directory_message(m)
         elif t == "redirect":
             self.on_redirect(m, now)
         elif t == "error":
@@ -601,6 +632,10 @@ class DiscoveryClient:
                 if not self.warned:
                     self.log.warning("discovery: %s; waiting for it to start", text)
                 return
+            if code == "unknown_type" and "'watch_directory'" in text:
+                if self.on_directory_unsupported is not None:  # a core older than the directory
+                    self.on_directory_unsupported()
+                return
             if code == "wrong_key":
                 if not self.wrong_key:
                     self.log.error("discovery: %s", text)
@@ -610,6 +645,21 @@ class DiscoveryClient:
                 self.on_error(ident, code, text)
             else:
                 self.log.warning("discovery: geckocore reports %s: %s", code, text)
+
+    def on_directory_message(self, m):
+        if self.on_directory is None:
+            return
+        channels, gone = m.get("channels"), m.get("gone", [])
+        if not isinstance(channels, list) or not isinstance(gone, list):
+            self.malformed += 1
+            return
+        entries = [e for e in channels if isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"]]
+        names = [(g.get("service") is True, g["name"]) for g in gone
+                 if isinstance(g, dict) and isinstance(g.get("name"), str)]
+        try:
+            self.on_directory(m.get("partial") is True, entries, names)
+        except Exception as e:  # a watcher's bug must not stop discovery
+            self.log.error("discovery: a directory callback raised: %r", e)
 
     def on_redirect(self, m, now):
         if not self.explicit or self.core_endpoint != self.explicit:

@@ -26,18 +26,41 @@ import threading
 import time
 
 from . import runtime
+from ._session.directory import KNOWN, UNSUPPORTED, ChannelInfo, DirectoryEvent, PublisherInfo
 from ._session.info import MessageInfo
 from ._session.names import check_printable, check_topic, new_id
 from ._session.session import Session
 from ._session.sink import SubscriberStats
 from ._transport import context, speedups
 from .errors import Error
+from .keywide import KeyWideSubscriber
 from .options import Options
 from .pubsub import Publisher, Subscriber
 from .service import Client, Server
 
-__all__ = ["Node", "Options", "Publisher", "Subscriber", "MessageInfo", "SubscriberStats", "check_topic",
-           "context", "new_id", "speedups"]
+__all__ = ["Node", "Options", "Publisher", "Subscriber", "KeyWideSubscriber", "MessageInfo", "SubscriberStats",
+           "ChannelInfo", "PublisherInfo", "DirectoryEvent", "DirectoryWatch", "check_topic", "context", "new_id",
+           "speedups"]
+
+
+class DirectoryWatch:
+    """Keeps a Node.watch_directory() callback registered; close() it (or
+    leave its with block) to stop."""
+
+    def __init__(self, node, ident):
+        self._node = node
+        self._id = ident
+
+    def close(self):
+        node = self._node
+        with node._directory_lock:
+            node._directory_watches.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class Node(Session):
@@ -102,6 +125,30 @@ class Node(Session):
             self._dispatchables.append(s)
         return s
 
+    def subscribe_all(self, topics=("*",), types=("*",), callback=None, depth=16, max_message_size=None,
+                      with_info=None, spin_us=None):
+        """A key-wide subscriber: every message of every topic of the key
+        whose name matches one of `topics` and whose type one of `types`
+        (each a name, or a glob: '*' any run of characters, '/' included;
+        '?' any one character), whoever publishes it, now or later: a
+        recorder's, a bridge's, `echo '*'`'s subscription.
+
+            everything = node.subscribe_all()
+            msg, info = everything.receive(timeout=1.0)   # info.topic, info.type_name, info.channel
+
+        receive() gives (msg, MessageInfo) (a callback: callback(msg, info)
+        when it takes two arguments); a message of a known type decodes as
+        its class, any other as dicts. A message waits (up to 2 s) until
+        the key's directory names its channel; one it never names is
+        dropped and counted (stats().unlisted). Without discovery there is
+        no directory: messages come unnamed, and only topics=("*",),
+        types=("*",) takes any."""
+        self._check_open("subscribe_all")
+        s = KeyWideSubscriber(self, topics, types, callback, depth, max_message_size, with_info, spin_us)
+        if callback is not None:
+            self._dispatchables.append(s)
+        return s
+
     def service(self, name, request_type, reply_type, handler, queue=16):
         """A service server: handler(request) -> reply runs in spin()."""
         self._check_open("service '%s'" % name)
@@ -126,6 +173,8 @@ class Node(Session):
     # ---- spinning ----
 
     def _any_ready(self):
+        if self._directory_events:
+            return True
         for d in self._dispatchables:
             if d.sink.queue:
                 return True
@@ -133,6 +182,19 @@ class Node(Session):
 
     def _dispatch_ready(self):
         ran = 0
+        if self._directory_events:
+            with self._directory_lock:
+                notes, self._directory_events = self._directory_events, []
+                watches = dict(self._directory_watches)
+            for ident, event in notes:
+                for wid, callback in watches.items():
+                    if ident and ident != wid:
+                        continue
+                    try:
+                        callback(event)
+                    except Exception as e:  # a watcher's bug must not stop spin()
+                        self.log.error("a directory watch callback raised: %r", e)
+                    ran += 1
         for d in list(self._dispatchables):
             if d.sink.queue:
                 ran += d._dispatch(64)
@@ -186,6 +248,46 @@ class Node(Session):
 
     def core_connected(self):
         return self._discovery is not None and self._discovery.acked
+
+    # ---- the key's channel directory ----
+
+    def watch_directory(self, callback):
+        """Calls callback(event) for each change of the key's channel
+        directory, first with "added" for every entry that exists, from the
+        thread that spins the node (spin(), spin_once(),
+        spin_in_background()). event.kind: "added", "removed" or "changed";
+        event.channel: a ChannelInfo (topic, service, channel, type_name,
+        type_hash, schema, publishers). Returns a DirectoryWatch: close()
+        it to stop. Raises gecko.Error ("discovery") without discovery."""
+        self._check_open("Node.watch_directory")
+        if not self._follow_directory():
+            raise Error("discovery", "watch_directory needs discovery (the node runs without a core)")
+        with self._directory_lock:
+            ident = next(self._directory_watch_ids)
+            self._directory_watches[ident] = callback
+            # What exists already, to this watch alone (as the core does for a new watcher).
+            self._directory_events.extend((ident, DirectoryEvent("added", info))
+                                          for info in self._directory.snapshot())
+        self._inbound.wake_all()
+        return DirectoryWatch(self, ident)
+
+    def directory(self, timeout=2.0):
+        """The key's directory now: a ChannelInfo for every topic, then
+        every service, by name (waits up to `timeout` s for the core's first
+        answer). Raises gecko.Error ("discovery") if none came, the core
+        keeps none (an older geckocore), or the node runs without discovery."""
+        self._check_open("Node.directory")
+        if not self._follow_directory():
+            raise Error("discovery", "Node.directory(): node '%s' runs without discovery: there is no directory"
+                        % self.name)
+        state = self._directory.wait(timeout)
+        if state == KNOWN:
+            return self._directory.snapshot()
+        if state == UNSUPPORTED:
+            raise Error("discovery", "the geckocore of key '%s' keeps no channel directory (a version older than "
+                                     "this node's)" % self.key)
+        raise Error("discovery", "no directory from the geckocore of key '%s' within %d ms (%s)" % (
+            self.key, timeout * 1000, self._discovery.finder.describe()))
 
     # ---- what the node sees ----
 

@@ -11,7 +11,7 @@ from . import message as msgmod
 from . import runtime, wire
 from ._session.codec import encode_payload, resolve_type
 from ._session.info import MessageInfo
-from ._session.names import check_printable, check_topic, new_id
+from ._session.names import check_topic, check_type, new_id
 from ._session.sink import Sink
 from .errors import DecodeError, Error
 
@@ -79,7 +79,7 @@ class Publisher:
         self.cls, self.type_name = resolve_type(msg_type)
         if not self.type_name:
             raise Error("invalid_argument", "publisher of '%s' needs a type" % topic)
-        check_printable(self.type_name, "the type name")
+        check_type(self.type_name)
         if not 1 <= compression_level <= 9:
             raise Error("invalid_argument", "publisher of '%s': compression_level must be 1..9" % topic)
         self.id = new_id()
@@ -98,10 +98,12 @@ class Publisher:
         self.compressed = 0
         self.mismatched_subscribers = 0
         self.closed = False
+        self.refused = None  # the core's reason, once it refused this publisher for good (collision)
         self._lock = threading.Lock()
         self.what = "publisher of '%s'" % topic
         self._out = node._outbound
         self._out.add_sender(self)
+        node._declare(self.cls)
         node._register(self, {"id": self.id, "kind": "publisher", "topic": topic, "type": self.type_name,
                               "latched": latched})
 
@@ -112,6 +114,8 @@ class Publisher:
         self.publish_payload(payload)
 
     def publish_payload(self, payload):
+        if self.refused is not None:
+            raise Error("discovery", self.refused)
         size = len(payload)
         flags = 0
         if self.compress_above is not None and size > self.compress_above:
@@ -157,6 +161,11 @@ class Publisher:
     def _figures(self):
         """(messages, bytes, drops), for the node's report to the core."""
         return self.messages, self.bytes, 0
+
+    def _refused(self, reason):
+        """The core refused it for good (its topic's channel id is another
+        topic's): publish() raises `reason` from now on."""
+        self.refused = reason
 
     def _tick(self):
         # Quiet since the last tick after sending: say where the sequence is
@@ -225,6 +234,11 @@ class Subscriber:
                                                              self.sink.stats)
         self._inbound = node._inbound
         self.closed = False
+        self._routed = True  # its sink takes frames (not after a refusal)
+        self.refused = None  # the core's reason, once it refused this subscriber for good (collision)
+        if self.type_name:
+            check_type(self.type_name, "subscriber of '%s': the type name" % topic)
+        node._declare(self.cls)
         node._add_receiver(self, "subscriber", topic, self.type_name)
 
     def receive(self, timeout=None, with_info=None):
@@ -278,7 +292,6 @@ class Subscriber:
         if sink.queue and time.monotonic() - inbound.app_drain > 0.001:
             inbound.drain_now()  # keep-last-N: what we return is among the newest (within 1 ms)
         deliver = self._deliver
-        take = sink.take
         deadline = None if timeout is None else time.monotonic() + timeout
         if not with_info:
             # the common case inline: an uncompressed, small frame taken and decoded
@@ -307,11 +320,17 @@ class Subscriber:
                     out = deliver(item, False, raw)  # fails the same way: counts it and says it once
                     if out is not _DROPPED:
                         return out
+        return self._wait_deliverable(deliver, with_info, raw, deadline)
+
+    def _wait_deliverable(self, deliver, with_info, raw, deadline):
+        """The first queued item that delivers, waiting for one until `deadline` (None: no end)."""
+        sink = self.sink
+        take = sink.take
         while True:
             out = self._first_deliverable(take, deliver, with_info, raw)
             if out is not _DROPPED:
                 return out
-            if self.closed or not inbound.wait(sink.__bool__, deadline, self.spin):
+            if self.closed or not self._inbound.wait(sink.__bool__, deadline, self.spin):
                 out = self._first_deliverable(take, deliver, with_info, raw)  # a last look
                 return None if out is _DROPPED else out
 
@@ -331,17 +350,9 @@ class Subscriber:
         (message, info) with with_info, or _DROPPED (counted, said once)."""
         frame, receive_ns = item
         size = len(frame)
-        flags = frame[11]
-        if flags & wire.FLAG_COMPRESSED:
-            try:
-                payload = wire.inflate(memoryview(frame)[_HEADER_SIZE:], _unpack_header(frame)[4])
-            except wire.FrameError:
-                return self._failed("inflate", "dropped a frame on %s: corrupt compressed payload (further ones are "
-                                               "counted in stats().decode_errors)" % self.what)
-        elif size <= _SLICE_MAX:
-            payload = frame[_HEADER_SIZE:]
-        else:
-            payload = memoryview(frame)[_HEADER_SIZE:]
+        payload = self._payload(frame)
+        if payload is _DROPPED:
+            return _DROPPED
         if raw:
             msg = payload if payload.__class__ is bytes else bytes(payload)
         else:
@@ -358,6 +369,30 @@ class Subscriber:
             return msg, MessageInfo(h, receive_ns, size, self.type_name or self.node._type_name_of(h.sender_id),
                                     self.topic)
         return msg
+
+    def _payload(self, frame):
+        """The payload of `frame` as on the wire, inflated if it travelled
+        compressed; _DROPPED (counted, said once) if it does not inflate."""
+        if frame[11] & wire.FLAG_COMPRESSED:
+            try:
+                return wire.inflate(memoryview(frame)[_HEADER_SIZE:], _unpack_header(frame)[4])
+            except wire.FrameError:
+                return self._failed("inflate", "dropped a frame on %s: corrupt compressed payload (further ones are "
+                                               "counted in stats().decode_errors)" % self.what)
+        if len(frame) <= _SLICE_MAX:
+            return frame[_HEADER_SIZE:]
+        return memoryview(frame)[_HEADER_SIZE:]
+
+    def _refused(self, reason):
+        """The core refused it for good (its topic's channel id is another
+        topic's, which would merge the two): it takes nothing from now on."""
+        self.refused = reason
+        if self._routed:
+            self._routed = False
+            self._inbound.remove_sink(self, self.announcement)
+            with self.sink.lock:
+                self.sink.queue.clear()
+                self.sink.times.clear()
 
     def _failed(self, reason, text):
         with self.sink.lock:
@@ -405,4 +440,4 @@ class Subscriber:
         if self.closed:
             return
         self.closed = True
-        self.node._remove_receiver(self)
+        self.node._remove_receiver(self, self._routed)

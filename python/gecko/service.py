@@ -20,7 +20,7 @@ from . import runtime, wire
 from .errors import DecodeError, Error
 from ._session.codec import encode_payload, resolve_type
 from ._session.info import MessageInfo
-from ._session.names import check_printable, check_topic, new_id
+from ._session.names import check_topic, check_type, new_id
 from ._session.sink import Sink
 
 
@@ -47,7 +47,7 @@ class Server:
         self.name = name
         self.req_cls, self.req_name, self.rep_cls, self.rep_name = _types(request_type, reply_type)
         self.type_name = self.req_name + "->" + self.rep_name
-        check_printable(self.type_name, "the service type")
+        check_type(self.type_name, "the service type")
         if handler is None:
             raise Error("invalid_argument", "service '%s' needs a handler" % name)
         self.handler = handler
@@ -62,6 +62,7 @@ class Server:
         self.reply_hash = wire.type_hash(self.rep_name)
         self.req_hash = wire.type_hash(self.req_name)
         self.closed = False
+        node._declare(self.req_cls, self.rep_cls)
         node._add_receiver(self, "server", name, self.type_name)
 
     def _dispatch(self, budget):

@@ -3,10 +3,14 @@
 //   pub: "ready LOCATOR..." (the locators its node bound, ports resolved: give it
 //        --endpoint tcp://127.0.0.1:* and read the port here), then "published N" when done
 //   sub: "ready", "recv VALUE seq SEQ", then "stats received=.. drops=.. mismatches=.."
+//   all: a key-wide subscriber (Node::subscribe_all) of the topics matching --topic (a glob):
+//        "ready", then "recv TOPIC TYPE seq SEQ fields F1,F2,.." per message (the fields of its
+//        type in its directory entry's schema; "-": none declared)
 // Usage:
 //   gecko_test_node pub --topic T [--type int|string] [--count N] [--rate HZ]
 //                       [--endpoint E] [--wait-subs N] [gecko flags: --key K --core ADDR --no-discovery ...]
 //   gecko_test_node sub --topic T [--type int|string] [--count N] [--timeout-ms MS] [--endpoint E]...
+//   gecko_test_node all [--topic PATTERN] [--count N] [--timeout-ms MS]
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/std.hpp>
 
@@ -27,7 +31,7 @@ struct Args {
 };
 
 void declare(gecko::OptionParser& p, Args& a) {
-    p.positionals(a.positional, "pub|sub");
+    p.positionals(a.positional, "pub|sub|all");
     p.text("--topic", a.topic, "T", "the topic");
     p.text("--type", a.type, "int|string", "the message type",
            [](const std::string& v) { return v == "int" || v == "string" ? "" : "int or string"; });
@@ -104,6 +108,33 @@ int subscribe(gecko::Node& node, const Args& a) {
     return got == a.count ? 0 : 1;
 }
 
+int subscribe_all(gecko::Node& node, const Args& a) {
+    gecko::SubscriberOptions so;
+    so.depth = 1000;
+    auto sub = node.subscribe_all(gecko::TopicFilter::topic(a.topic), so);
+    std::printf("ready\n");
+    std::fflush(stdout);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.timeout_ms);
+    long got = 0;
+    while (got < a.count && gecko::ok() && std::chrono::steady_clock::now() < deadline) {
+        if (!sub.receive(std::chrono::milliseconds(100), [](const gecko::RawView& v) {
+                std::string fields = "-";
+                const gecko::wire::MessageSchema* m =
+                    v.info.channel && v.info.channel->schema ? v.info.channel->schema->find(v.info.type_name) : nullptr;
+                if (m) {
+                    fields.clear();
+                    for (const auto& f : m->fields) fields += (fields.empty() ? "" : ",") + f.name;
+                }
+                std::printf("recv %s %s seq %llu fields %s\n", v.info.topic.c_str(), v.info.type_name.c_str(),
+                            static_cast<unsigned long long>(v.info.sequence), fields.c_str());
+            }))
+            continue;
+        std::fflush(stdout);
+        ++got;
+    }
+    return got == a.count ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,13 +145,14 @@ int main(int argc, char** argv) {
     const std::string role = argc > 1 ? argv[1] : "";
     auto options = gecko::NodeOptions::from_args(argc, argv, parser, "test_" + role);
     a.role = a.positional.empty() ? "" : a.positional.front();
-    if (a.positional.size() != 1 || (a.role != "pub" && a.role != "sub")) {
-        std::fprintf(stderr, "usage: gecko_test_node pub|sub --topic T ...\n");
+    if (a.positional.size() != 1 || (a.role != "pub" && a.role != "sub" && a.role != "all")) {
+        std::fprintf(stderr, "usage: gecko_test_node pub|sub|all --topic T ...\n");
         return 2;
     }
     // --endpoint: what a publisher binds, what a subscriber connects to.
     (a.role == "pub" ? options.listen : options.peers) = a.endpoints;
     gecko::Node node(options);
+    if (a.role == "all") return subscribe_all(node, a);
     const bool ints = a.type == "int";
     if (a.role == "pub") return ints ? publish<gecko::msgs::Int64>(node, a) : publish<gecko::msgs::String>(node, a);
     return ints ? subscribe<gecko::msgs::Int64>(node, a) : subscribe<gecko::msgs::String>(node, a);

@@ -27,11 +27,12 @@ _monotonic = time.monotonic
 
 
 def _interests(sink, announcement):
-    """(channel, wildcard, announcement) a port subscribes for `sink`: its
-    channel (announced), and its directed channel if it has one."""
-    out = [(sink.channel, sink.wildcard, announcement or b"")]
-    if sink.directed:
-        out.append((sink.directed, False, b""))
+    """(channel, wildcard, announcement) a port subscribes for `sink`, in
+    order (PROTOCOL.md 4.1): its directed channel if it has one (a
+    publisher that hears the announcement may replay a latched value there
+    at once), then its channel, announced."""
+    out = [(sink.directed, False, b"")] if sink.directed else []
+    out.append((sink.channel, sink.wildcard, announcement or b""))
     return out
 
 
@@ -166,7 +167,7 @@ class Inbound:
                     del self.routes[k]
         if owner in self.wildcard_routes:
             self.wildcard_routes.remove(owner)
-        interests = _interests(sink, announcement)
+        interests = _interests(sink, announcement)[::-1]  # the announcement withdrawn first
         self.run_io(lambda: self._tell_ports("unsubscribe", interests))
 
     def _tell_ports(self, what, interests):

@@ -5,11 +5,14 @@ from .. import wire
 
 
 class MessageInfo:
-    """What came with a message: sequence, publisher, times, size, flags."""
+    """What came with a message: sequence, publisher, times, size, flags,
+    its type's and topic's names; for a key-wide subscriber, `channel`: the
+    directory's entry of its topic (a ChannelInfo: schema, publishers), or
+    None (no directory to name it)."""
     __slots__ = ("sequence", "publisher_id", "send_time_ns", "receive_time_ns", "wire_size", "compressed",
-                 "latched", "type_hash", "type_name", "topic")
+                 "latched", "type_hash", "type_name", "topic", "channel")
 
-    def __init__(self, h, receive_ns, size, type_name, topic):
+    def __init__(self, h, receive_ns, size, type_name, topic, channel=None):
         self.sequence = h.sequence
         self.publisher_id = h.sender_id
         self.send_time_ns = h.send_time_ns
@@ -20,6 +23,7 @@ class MessageInfo:
         self.type_hash = h.type_hash
         self.type_name = type_name
         self.topic = topic
+        self.channel = channel
 
     @property
     def latency_ns(self):

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Entity and session ids; the checks of names (topics, services, types, keys)."""
+"""Entity and session ids; the checks of names (gecko.names, re-exported
+for the entities)."""
 
 import random
 
-from ..errors import Error
+from ..names import check_printable, check_topic, check_type
+
+__all__ = ["new_id", "check_printable", "check_topic", "check_type"]
 
 _rng = random.SystemRandom()
 
@@ -14,21 +17,3 @@ def new_id():
         v = _rng.getrandbits(64)
         if v:
             return v
-
-
-def check_printable(name, what, limit=256):
-    if not isinstance(name, str) or not name:
-        raise Error("invalid_argument", "%s is empty" % what)
-    raw = name.encode("utf-8", "surrogateescape")
-    if len(raw) > limit:
-        raise Error("invalid_argument", "%s is %d bytes long (at most %d)" % (what, len(raw), limit))
-    for i, c in enumerate(raw):
-        if c < 0x21 or c > 0x7E:
-            raise Error("invalid_argument", "%s has a space or a non-printable byte (0x%02x) at byte %d; names are "
-                                            "printable ASCII" % (what, c, i))
-
-
-def check_topic(name, what="the topic name"):
-    check_printable(name, what)
-    if name.startswith("#"):
-        raise Error("invalid_argument", "%s starts with '#', which Gecko reserves" % what)

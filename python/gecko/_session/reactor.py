@@ -93,6 +93,8 @@ class Reactor:
                 s._links.prune(now)
                 for p in s._outbound.senders():
                     p._tick()
+                for e in list(s._ticking):
+                    e._tick()
             if d is not None and now >= next_stats:
                 next_stats = now + _STATS
                 d.report(s._stats_report(last_totals, _STATS), s._links_report())

@@ -28,7 +28,7 @@ def joined_words(frames):
 class SubscriberStats:
     """The counters of a subscriber (C++ gecko::SubscriberStats)."""
     FIELDS = ("received", "bytes", "delivered", "drops", "overwritten", "type_mismatches", "malformed",
-              "unsupported_version", "oversized", "decode_errors", "callback_errors", "epochs")
+              "unsupported_version", "oversized", "decode_errors", "callback_errors", "epochs", "unlisted")
 
     def __init__(self):
         for f in self.FIELDS:
