@@ -21,7 +21,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <random>
 
 #include "cpu_relax.hpp"
 #include "gecko/error.hpp"
@@ -41,11 +40,6 @@ using shm::no_chunk;
 using shm::SlotHead;
 using shm::u64;
 using shm::View;
-
-u64 random_nonce() {
-    static std::mt19937_64 rng{std::random_device{}() ^ (static_cast<u64>(::getpid()) << 32) ^ shm::monotonic_ns()};
-    return rng();
-}
 
 // One connection of an InPort to one publisher's segment. Reference counted:
 // the InPort holds one reference while connected, every Frame taken from it
@@ -141,14 +135,20 @@ class ShmInPort final : public InPort {
 public:
     ShmInPort(const shm::Config& config, const PortOptions& o)
         : config_(config), notices_(o.notice), spin_(o.spin),
-          max_frame_(o.max_message_size + wire::frame_header_size) {
+          max_frame_(o.max_message_size + wire::frame_header_size), group_access_(o.group_access) {
         pid_ = static_cast<std::uint32_t>(::getpid());
         start_ = shm::own_start_time();
         ns_ = shm::own_pid_namespace();
-        nonce_ = random_nonce();
-        bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_),
-                                                o.group_access ? 0660 : 0600);
-        if (bell_->fd() < 0) throw Error(Errc::transport, "shared-memory transport: " + bell_->why());
+        // A doorbell name found taken (by anyone) is tried again under
+        // another nonce. Without one the port links nothing (connect() says
+        // why, the node uses ipc); it never throws.
+        for (int attempt = 0; attempt < 8; ++attempt) {
+            nonce_ = shm::random_u64();
+            bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_),
+                                                    group_access_ ? 0660 : 0600);
+            if (bell_->fd() >= 0 || bell_->error() != EEXIST) break;
+        }
+        if (bell_->fd() < 0) unusable_ = "this node cannot read shared memory: " + bell_->why();
     }
 
     ~ShmInPort() override {
@@ -169,6 +169,10 @@ public:
         const std::string name = locator.substr(6);
         if (!shm::valid_name(name)) {
             why = "'" + name + "' is not a shared-memory segment name";
+            return false;
+        }
+        if (!unusable_.empty()) {
+            why = unusable_;
             return false;
         }
         for (Link* l : links_)
@@ -213,9 +217,7 @@ public:
             why = "the publisher of " + path + " (pid " + std::to_string(h.owner_pid) + ") is dead";
             return false;
         }
-        link->map.size = link->view.geo.total;
-        link->map.base = ::mmap(nullptr, link->map.size, PROT_READ | PROT_WRITE, MAP_SHARED, link->map.fd, 0);
-        if (link->map.base == MAP_FAILED) {
+        if (!link->map.map(link->view.geo.total)) {
             why = "cannot map " + path + ": " + std::strerror(errno);
             return false;
         }
@@ -704,6 +706,8 @@ private:
     std::size_t max_frame_;
     std::uint32_t pid_ = 0;
     u64 start_ = 0, ns_ = 0, nonce_ = 0;
+    bool group_access_ = false;
+    std::string unusable_;  // why this port links nothing (no doorbell)
     std::unique_ptr<shm::Doorbell> bell_;
     std::vector<Link*> links_;
     std::vector<Interest> interests_;
