@@ -154,6 +154,47 @@ TEST_CASE("truncating a live segment kills neither the publisher nor a receive()
     }
 }
 
+// ---- 2. another user's segment --------------------------------------------------------------
+
+TEST_CASE("a segment others may write is not mapped", "[shm][hostile]") {
+    Dir dir;
+    const auto cfg = config(dir.path());
+    Segment seg(cfg, "gecko-open-to-all");
+    REQUIRE(::fchmod(seg.fd(), 0666) == 0);
+    auto transport = make_shm_transport(cfg);
+    auto in = transport->open_in(options());
+    std::string why;
+    CHECK_FALSE(in->connect(seg.locator(), why));
+    INFO(why);
+    CHECK(why.find("writable by every user") != std::string::npos);
+    REQUIRE(::fchmod(seg.fd(), 0600) == 0);
+    CHECK(in->connect(seg.locator(), why));  // the same segment, private: linked
+}
+
+TEST_CASE("another user's segment is not mapped, even by root", "[shm][hostile][processes]") {
+    if (::geteuid() != 0) {
+        WARN("skipped: becoming another user (nobody) needs root, and this runs as uid " << ::geteuid());
+        return;
+    }
+    Dir dir;
+    REQUIRE(::chmod(dir.path().c_str(), 01777) == 0);  // where nobody may create a file
+    gecko::test::SpawnOptions as;
+    as.env = {{"GECKO_TEST_AS", "65534:65534"}};
+    auto hostile = Process::spawn(GECKO_SHM_PEER, {"hostile-seg", dir.path(), "gecko-nobodys"}, as);
+    const auto ready = hostile.wait_for_line("ready", 10s);
+    INFO("hostile process:\n" << hostile.output());
+    REQUIRE(ready);  // loudly: root that cannot become nobody is a broken test machine
+    struct stat st {};
+    REQUIRE(::stat((dir.path() + "/gecko-nobodys").c_str(), &st) == 0);
+    REQUIRE(st.st_uid == 65534u);
+    auto transport = make_shm_transport(config(dir.path()));
+    auto in = transport->open_in(options());
+    std::string why;
+    CHECK_FALSE(in->connect("shm://gecko-nobodys", why));
+    INFO(why);
+    CHECK(why.find("belongs to uid 65534") != std::string::npos);
+}
+
 // ---- 3. names taken first -------------------------------------------------------------------
 
 TEST_CASE("a taken segment or doorbell name never throws out of a port or a Node", "[shm][hostile]") {

@@ -4,6 +4,7 @@
 // stdin closes.
 //   sub DIR LOCATOR HOLD   an InPort that takes frames and keeps the last HOLD
 //                          as Frames: "ready", "held HOLD" once it holds them
+//                          (with GECKO_SHM_GROUP set, it has group access)
 //   pub DIR SESSION        an OutPort that sends a frame every millisecond to
 //                          whoever subscribes: "locator shm://...", "joined"
 //   node-pub N             a Node (GECKO_* environment) publishing N strings on
@@ -53,7 +54,9 @@ bool stdin_closed(int timeout_ms = 0) {
 
 int sub(const std::string& dir, const std::string& locator, std::size_t hold) {
     auto transport = gecko::detail::make_shm_transport(shmtest::config(dir));
-    auto in = transport->open_in(shmtest::options(static_cast<std::uint64_t>(::getpid())));
+    auto o = shmtest::options(static_cast<std::uint64_t>(::getpid()));
+    o.group_access = std::getenv("GECKO_SHM_GROUP") != nullptr;  // trusts segments of its group's users
+    auto in = transport->open_in(o);
     in->subscribe(shmtest::interest(shmtest::channel("t"), static_cast<std::uint64_t>(::getpid())));
     std::string why;
     if (!in->connect(locator, why)) {

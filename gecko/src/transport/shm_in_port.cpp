@@ -20,6 +20,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "cpu_relax.hpp"
@@ -197,6 +198,7 @@ public:
             why = path + " is not a shared-memory segment";
             return false;
         }
+        if (!trusted(st, path, why)) return false;
         shm::HeaderCopy h;
         if (!shm::read_header(link->map.fd, h)) {
             why = path + " is shorter than a segment header (" + std::to_string(st.st_size) + " bytes)";
@@ -208,6 +210,10 @@ public:
         }
         if (h.closed) {
             why = "its publisher closed " + path;
+            return false;
+        }
+        if (h.owner_uid != st.st_uid) {
+            why = path + " says its owner is uid " + std::to_string(h.owner_uid) + ", the file's is " + std::to_string(st.st_uid);
             return false;
         }
         link->owner_pid = static_cast<std::uint32_t>(h.owner_pid);
@@ -408,6 +414,37 @@ public:
 
 private:
     enum class Pop { got, empty, bad };
+
+    // Whether a segment may be mapped: nobody but its owner (and the owner's
+    // group) can write or cut it short. Its owner is this process's user, or
+    // with group access (GECKO_SHM_GROUP) a user of a group this process is
+    // in; others may not write it at all.
+    bool trusted(const struct stat& st, const std::string& path, std::string& why) const {
+        const bool ours = st.st_uid == ::geteuid() || (group_access_ && in_group(st.st_gid));
+        if (!ours) {
+            why = path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user" +
+                  (group_access_ ? " or a group it is in" : "") + ": not mapped";
+            return false;
+        }
+        if (st.st_mode & S_IWOTH) {
+            why = path + " is writable by every user (mode " + octal(st.st_mode & 07777) + "): not mapped";
+            return false;
+        }
+        return true;
+    }
+
+    static bool in_group(gid_t gid) {
+        if (gid == ::getegid()) return true;
+        gid_t groups[256];
+        const int n = ::getgroups(256, groups);
+        return std::find(groups, groups + std::max(n, 0), gid) != groups + std::max(n, 0);
+    }
+
+    static std::string octal(unsigned mode) {
+        char s[8];
+        std::snprintf(s, sizeof s, "%04o", mode);
+        return s;
+    }
 
     bool publisher_alive(const Link& l, u64 heartbeat) const {
         if (l.same_ns) return shm::process_alive(l.owner_pid, l.owner_start);
