@@ -323,3 +323,60 @@ TEST_CASE("owners bits of slots nobody holds are cleared: a publisher goes on de
     CHECK(info.strays > 0);
     CHECK(has_notice(info.notices, "given back"));
 }
+
+// ---- 4. a dropped link -----------------------------------------------------------------------
+
+TEST_CASE("a link dropped for garbage in its slot goes to ipc at once, and back to shm later", "[shm][hostile][processes]") {
+    const std::string key = "shmt4-" + std::to_string(::getpid());
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
+    gecko::test::SpawnOptions env;
+    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}, {"GECKO_TRANSPORTS", "shm,ipc"}};
+    env.unset_env = {"GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
+    auto listener = Process::spawn(GECKO_SHM_PEER, {"node-listen", "receive"}, env);
+    REQUIRE(listener.wait_for_line("ready", 10s));
+    auto pub = Process::spawn(GECKO_SHM_PEER, {"node-stream"}, env);
+    const auto shm = pub.wait_for_line("locator shm://", 10s);
+    REQUIRE(shm);
+    const std::string path = "/dev/shm/" + shm->substr(std::string("locator shm://").size());
+    INFO("publisher:\n" << pub.output() << "listener:\n" << listener.output());
+    REQUIRE(listener.wait_for_line("got", 15s));
+
+    const int fd = ::open(path.c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    shm::HeaderCopy h;
+    REQUIRE(shm::read_header(fd, h));
+    auto* base = static_cast<std::uint8_t*>(::mmap(nullptr, h.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(base != MAP_FAILED);
+    // The listener's slot, active, holding its pid.
+    auto listener_slot = [&]() -> shm::SlotHead* {
+        for (std::uint64_t i = 0; i < h.slot_count; ++i) {
+            auto* s = reinterpret_cast<shm::SlotHead*>(base + h.slots_offset + i * h.slot_size);
+            const auto w = s->state.load();
+            if (shm::state_of(w) == shm::slot_active && shm::pid_of(w) == static_cast<std::uint32_t>(listener.pid())) return s;
+        }
+        return nullptr;
+    };
+    shm::SlotHead* slot = nullptr;
+    for (const auto until = std::chrono::steady_clock::now() + 10s; !slot && std::chrono::steady_clock::now() < until;)
+        if (!(slot = listener_slot())) std::this_thread::sleep_for(10ms);
+    REQUIRE(slot);
+    // Garbage in its ring indices (a head past the tail): the subscriber drops the link.
+    slot->head.store(slot->tail.load() + 1000000);
+    // Messages keep coming (over ipc) within a bound, not after a heartbeat or a restart.
+    long last = 0;
+    while (const auto l = listener.read_line(0ms)) last = l->rfind("got ", 0) == 0 ? std::stol(l->substr(4)) : last;
+    const auto after = listener.wait_for_line(
+        [&](const std::string& l) { return l.rfind("got ", 0) == 0 && std::stol(l.substr(4)) >= last + 100; }, 10s);
+    CHECK(after);
+    // And shared memory is tried again later: the listener holds a slot again.
+    slot = nullptr;
+    for (const auto until = std::chrono::steady_clock::now() + 20s; !slot && std::chrono::steady_clock::now() < until;)
+        if (!(slot = listener_slot())) std::this_thread::sleep_for(20ms);
+    CHECK(slot);
+    ::munmap(base, h.total_size);
+    ::close(fd);
+    listener.close_stdin();
+    pub.close_stdin();
+    CHECK(listener.wait(10s) == 0);
+    CHECK(pub.wait(10s) == 0);
+}

@@ -276,6 +276,13 @@ public:
         return true;
     }
 
+    bool has_dropped() const override { return has_dropped_.load(std::memory_order_acquire); }
+
+    std::vector<std::string> take_dropped() override {
+        has_dropped_.store(false, std::memory_order_relaxed);
+        return std::exchange(dropped_, {});
+    }
+
     void disconnect(const std::string& locator) override {
         for (std::size_t k = 0; k < links_.size(); ++k)
             if (links_[k]->locator == locator) {
@@ -490,6 +497,8 @@ private:
         Link* l = links_[k];
         links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(k));
         ++links_dropped_;
+        dropped_.push_back(l->locator);
+        has_dropped_.store(true, std::memory_order_release);
         if (corrupt) ++corrupt_;
         notices_.add(level, corrupt ? "shm link corrupt" : "shm link dropped",
                      "shared-memory link to " + l->locator + " dropped: " + why);
@@ -745,6 +754,8 @@ private:
     u64 start_ = 0, ns_ = 0, nonce_ = 0;
     bool group_access_ = false;
     std::string unusable_;  // why this port links nothing (no doorbell)
+    std::vector<std::string> dropped_;      // links dropped since take_dropped()
+    std::atomic<bool> has_dropped_{false};  // read by the node's reactor thread
     std::unique_ptr<shm::Doorbell> bell_;
     std::vector<Link*> links_;
     std::vector<Interest> interests_;
