@@ -23,6 +23,7 @@
 #include <functional>
 #include <thread>
 
+#include "rig.hpp"
 #include "shm_support.hpp"
 #include "support/ports.hpp"
 #include "support/process.hpp"
@@ -50,35 +51,27 @@ int in_child(const std::function<int()>& body) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-struct Pair {
-    Dir dir;
-    std::unique_ptr<Transport> transport = make_shm_transport(config(dir.path()));
-    std::unique_ptr<OutPort> out = transport->open_out(options());
-    std::unique_ptr<InPort> in = transport->open_in(options());
-    wire::Channel a = channel("a");
+// Sends until the subscriber takes a frame (bounded): true if it did.
+bool carries(Rig& r, std::chrono::milliseconds bound = 10s) {
+    const auto until = std::chrono::steady_clock::now() + bound;
+    for (std::uint32_t i = 0; std::chrono::steady_clock::now() < until; ++i) {
+        r.out->events_pending();
+        auto f = frame(r.a, 100, 0x33, i);
+        r.out->send(f);
+        Frame got;
+        if (r.in->take(got)) return true;
+        r.in->wait(1ms, {-1, -1});
+    }
+    return false;
+}
 
-    std::string locator() const { return out->locators().front(); }
-    std::string path() const { return dir.path() + "/" + locator().substr(6); }
-    void connect() {
-        in->subscribe(interest(a, 1));
-        std::string why;
-        REQUIRE(in->connect(locator(), why));
-        out->drain_events([](const PortEvent&) {});
-    }
-    // Sends until the subscriber takes a frame (bounded): true if it did.
-    bool carries(std::chrono::milliseconds bound = 10s) {
-        const auto until = std::chrono::steady_clock::now() + bound;
-        for (std::uint32_t i = 0; std::chrono::steady_clock::now() < until; ++i) {
-            out->events_pending();
-            auto f = frame(a, 100, 0x33, i);
-            out->send(f);
-            Frame got;
-            if (in->take(got)) return true;
-            in->wait(1ms, {-1, -1});
-        }
-        return false;
-    }
-};
+// A node process's environment: discovery through `core` only, over shm and ipc.
+gecko::test::SpawnOptions node_env(const gecko::test::CoreOnLoopback& core, const std::string& key) {
+    gecko::test::SpawnOptions env;
+    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}, {"GECKO_TRANSPORTS", "shm,ipc"}};
+    env.unset_env = {"GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
+    return env;
+}
 
 bool has_notice(const std::vector<std::string>& notices, const std::string& text) {
     for (const auto& n : notices)
@@ -94,7 +87,7 @@ TEST_CASE("a segment cut short under both ports: neither process dies, the link 
     for (const off_t to : {off_t{4096}, off_t{0}}) {
         INFO("truncated to " << to << " bytes");
         const int code = in_child([to] {
-            Pair p;
+            Rig p;
             p.connect();
             auto f = frame(p.a, 100, 0x5a, 1);
             p.out->send(f);
@@ -127,9 +120,7 @@ TEST_CASE("truncating a live segment kills neither the publisher nor a receive()
           "[shm][hostile][processes]") {
     const std::string key = "shmt-" + std::to_string(::getpid());
     const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
-    gecko::test::SpawnOptions env;
-    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}, {"GECKO_TRANSPORTS", "shm,ipc"}};
-    env.unset_env = {"GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
+    const auto env = node_env(core, key);
     auto receiver = Process::spawn(GECKO_SHM_PEER, {"node-listen", "receive"}, env);
     auto callback = Process::spawn(GECKO_SHM_PEER, {"node-listen", "callback"}, env);
     REQUIRE(receiver.wait_for_line("ready", 10s));
@@ -297,9 +288,9 @@ TEST_CASE("a process that squats every doorbell as its segment appears never abo
 // ---- 5. a stray owners bit ----------------------------------------------------------------
 
 TEST_CASE("owners bits of slots nobody holds are cleared: a publisher goes on delivering", "[shm][hostile]") {
-    Pair p;
+    Rig p;
     p.connect();
-    REQUIRE(p.carries());
+    REQUIRE(carries(p));
     {
         // Another process sets the bit of a free slot (3) in every chunk.
         const int fd = ::open(p.path().c_str(), O_RDWR);
@@ -316,7 +307,7 @@ TEST_CASE("owners bits of slots nobody holds are cleared: a publisher goes on de
     // Frames go out again once the publisher has looked (housekeeping: 20 ms here).
     for (int i = 0; i < 20; ++i) {
         INFO("frame " << i);
-        REQUIRE(p.carries());
+        REQUIRE(carries(p));
     }
     ShmOutInfo info;
     REQUIRE(shm_out_info(*p.out, info));
@@ -329,9 +320,7 @@ TEST_CASE("owners bits of slots nobody holds are cleared: a publisher goes on de
 TEST_CASE("a link dropped for garbage in its slot goes to ipc at once, and back to shm later", "[shm][hostile][processes]") {
     const std::string key = "shmt4-" + std::to_string(::getpid());
     const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
-    gecko::test::SpawnOptions env;
-    env.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}, {"GECKO_TRANSPORTS", "shm,ipc"}};
-    env.unset_env = {"GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
+    const auto env = node_env(core, key);
     auto listener = Process::spawn(GECKO_SHM_PEER, {"node-listen", "receive"}, env);
     REQUIRE(listener.wait_for_line("ready", 10s));
     auto pub = Process::spawn(GECKO_SHM_PEER, {"node-stream"}, env);
