@@ -283,6 +283,7 @@ class ShmInPort:
         self.ns = own_pid_namespace()
         self.nonce = random.getrandbits(64)
         self.bell_path = os.path.join(directory, "gecko-in-%x-%d-%d-%016x" % (self.ns, self.pid, self.start, self.nonce))
+        self.group_access = group_access
         mode = 0o660 if group_access else 0o600
         os.mkfifo(self.bell_path, mode)
         try:
@@ -351,6 +352,13 @@ class ShmInPort:
         st = os.fstat(l.fd)
         if not stat.S_ISREG(st.st_mode):
             return "%s is not a shared-memory segment" % path
+        # Nobody but its owner (and the owner's group) may be able to write or
+        # cut short what is mapped (docs/PROTOCOL.md 7.1).
+        if st.st_uid != os.geteuid() and not (self.group_access and st.st_gid in (os.getegid(), *os.getgroups())):
+            return "%s belongs to uid %d, not to this user%s: not mapped" % (
+                path, st.st_uid, " or a group it is in" if self.group_access else "")
+        if st.st_mode & stat.S_IWOTH:
+            return "%s is writable by every user (mode %04o): not mapped" % (path, st.st_mode & 0o7777)
         h = read_header(l.fd)
         if h is None:
             return "%s is shorter than a segment header (%d bytes)" % (path, st.st_size)
@@ -360,6 +368,8 @@ class ShmInPort:
             return "%s: %s" % (path, e)
         if h["closed"]:
             return "its publisher closed " + path
+        if h["owner_uid"] != st.st_uid:
+            return "%s says its owner is uid %d, the file's is %d" % (path, h["owner_uid"], st.st_uid)
         l.owner_pid, l.owner_start, l.same_ns = h["owner_pid"], h["owner_start"], h["owner_pidns"] == self.ns
         if not self._publisher_alive(l, h["heartbeat"]):
             return "the publisher of %s (pid %d) is dead" % (path, h["owner_pid"])

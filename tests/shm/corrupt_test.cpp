@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "rig.hpp"
 #include "shm_support.hpp"
 
 using namespace std::chrono_literals;
@@ -60,37 +61,6 @@ struct Raw {
     shm::Header& header() { return *reinterpret_cast<shm::Header*>(base); }
 };
 
-struct Rig {
-    Dir dir;
-    std::unique_ptr<Transport> transport = make_shm_transport(config(dir.path()));
-    std::unique_ptr<OutPort> out = transport->open_out(options());
-    std::unique_ptr<InPort> in = transport->open_in(options());
-    wire::Channel a = channel("a");
-
-    std::string locator() const { return out->locators().front(); }
-    std::string path() const { return dir.path() + "/" + locator().substr(6); }
-    void connect() {
-        in->subscribe(interest(a, 1));
-        std::string why;
-        REQUIRE(in->connect(locator(), why));
-        out->drain_events([](const PortEvent&) {});
-    }
-    ShmInInfo in_info() {
-        ShmInInfo i;
-        REQUIRE(shm_in_info(*in, i));
-        return i;
-    }
-    ShmOutInfo out_info() {
-        ShmOutInfo i;
-        REQUIRE(shm_out_info(*out, i));
-        return i;
-    }
-    bool notice_has(const std::string& text) {
-        for (const auto& n : in_info().notices)
-            if (n.find(text) != std::string::npos) return true;
-        return false;
-    }
-};
 
 }  // namespace
 

@@ -196,7 +196,7 @@ TEST_CASE("with group access, another user of the group links over shared memory
         // Another user (nobody) in our group, in a directory the group may use.
         REQUIRE(::chmod(dir.path().c_str(), 0770) == 0);
         gecko::test::SpawnOptions as;
-        as.env = {{"GECKO_TEST_AS", "65534:" + std::to_string(::getegid())}};
+        as.env = {{"GECKO_TEST_AS", "65534:" + std::to_string(::getegid())}, {"GECKO_SHM_GROUP", "1"}};
         auto sub = Process::spawn(GECKO_SHM_PEER, {"sub", dir.path(), out->locators().front(), "1"}, as);
         const auto first = sub.wait_for_line([](const std::string& l) { return l == "ready" || l.rfind("cannot connect", 0) == 0; }, 5s);
         REQUIRE(first);

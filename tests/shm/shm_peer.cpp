@@ -4,11 +4,18 @@
 // stdin closes.
 //   sub DIR LOCATOR HOLD   an InPort that takes frames and keeps the last HOLD
 //                          as Frames: "ready", "held HOLD" once it holds them
+//                          (with GECKO_SHM_GROUP set, it has group access)
 //   pub DIR SESSION        an OutPort that sends a frame every millisecond to
 //                          whoever subscribes: "locator shm://...", "joined"
 //   node-pub N             a Node (GECKO_* environment) publishing N strings on
 //                          "greetings" once a subscriber is there: "published N"
 //   node-sub N             a Node receiving N strings: "recv TEXT", "done"
+//   node-stream            a Node publishing a string on "greetings" every 2 ms
+//                          until stdin closes: "locator L" for each of its locators
+//   node-listen HOW        a Node receiving "greetings" by `receive` or `callback`
+//                          until stdin closes: "ready", then "got N" every 10
+//   hostile-seg DIR NAME   lays out segment NAME in DIR as this user, mode 0666
+//                          (a publisher a victim should not trust): "ready"
 // Run as root with GECKO_TEST_AS=UID:GID, it first becomes that user and group
 // (another user sharing the publisher's group).
 #include <gecko/gecko.hpp>
@@ -16,10 +23,12 @@
 
 #include <grp.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <atomic>
 #include <cstdlib>
 #include <deque>
 #include <string>
@@ -45,7 +54,9 @@ bool stdin_closed(int timeout_ms = 0) {
 
 int sub(const std::string& dir, const std::string& locator, std::size_t hold) {
     auto transport = gecko::detail::make_shm_transport(shmtest::config(dir));
-    auto in = transport->open_in(shmtest::options(static_cast<std::uint64_t>(::getpid())));
+    auto o = shmtest::options(static_cast<std::uint64_t>(::getpid()));
+    o.group_access = std::getenv("GECKO_SHM_GROUP") != nullptr;  // trusts segments of its group's users
+    auto in = transport->open_in(o);
     in->subscribe(shmtest::interest(shmtest::channel("t"), static_cast<std::uint64_t>(::getpid())));
     std::string why;
     if (!in->connect(locator, why)) {
@@ -129,6 +140,51 @@ int node_sub(long count) {
     return got == count ? 0 : 1;
 }
 
+int node_stream() {
+    auto options = gecko::NodeOptions::from_env();
+    options.name = "shm_stream";
+    gecko::Node node(options);
+    auto pub = node.publisher<gecko::msgs::String>("greetings");
+    for (const auto& l : node.locators()) say("locator " + l);
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    for (long i = 1; std::chrono::steady_clock::now() < deadline && !stdin_closed(2); ++i)
+        pub.publish(gecko::msgs::String{"hello " + std::to_string(i)});
+    return 0;
+}
+
+int node_listen(const std::string& how) {
+    auto options = gecko::NodeOptions::from_env();
+    options.name = "shm_listen_" + how;
+    gecko::Node node(options);
+    std::atomic<long> got{0};
+    auto tell = [&got] {
+        if (++got % 10 == 0) say("got " + std::to_string(got.load()));
+    };
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    if (how == "callback") {
+        auto sub = node.subscriber<gecko::msgs::String>("greetings", [&](const gecko::msgs::String&) { tell(); });
+        say("ready");
+        while (std::chrono::steady_clock::now() < deadline && !stdin_closed()) node.spin_once(20ms);
+        return 0;
+    }
+    auto sub = node.subscriber<gecko::msgs::String>("greetings");
+    say("ready");
+    while (std::chrono::steady_clock::now() < deadline && !stdin_closed()) {
+        if (sub.receive(20ms)) tell();
+    }
+    return 0;
+}
+
+int hostile_segment(const std::string& dir, const std::string& name) {
+    shmtest::Segment seg(shmtest::config(dir), name);
+    ::fchmod(seg.fd(), 0666);
+    say("ready");
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline && !stdin_closed(100)) {
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +201,10 @@ int main(int argc, char** argv) {
     if (role == "pub" && argc == 4) return pub(argv[2], std::strtoull(argv[3], nullptr, 16));
     if (role == "node-pub" && argc == 3) return node_pub(std::strtol(argv[2], nullptr, 10));
     if (role == "node-sub" && argc == 3) return node_sub(std::strtol(argv[2], nullptr, 10));
-    std::fprintf(stderr, "usage: gecko_shm_peer sub DIR LOCATOR HOLD | pub DIR SESSION | node-pub N | node-sub N\n");
+    if (role == "node-stream" && argc == 2) return node_stream();
+    if (role == "node-listen" && argc == 3) return node_listen(argv[2]);
+    if (role == "hostile-seg" && argc == 4) return hostile_segment(argv[2], argv[3]);
+    std::fprintf(stderr, "usage: gecko_shm_peer sub DIR LOCATOR HOLD | pub DIR SESSION | node-pub N | node-sub N | "
+                         "node-stream | node-listen receive|callback | hostile-seg DIR NAME\n");
     return 2;
 }

@@ -178,11 +178,12 @@ void Inbound::connect(const std::vector<std::string>& candidates) {
     });
 }
 
-bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later) {
+bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later, std::size_t from) {
     const std::string& link = candidates.front();
     refused.clear();  // why the better candidates could not serve
     later = true;     // every candidate may still open
-    for (const auto& locator : candidates) {
+    for (std::size_t k = from; k < candidates.size(); ++k) {
+        const std::string& locator = candidates[k];
         InPort* port = port_for(locator);
         std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
         if (port && port->connect(locator, why)) {
@@ -190,6 +191,7 @@ bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& 
                 std::lock_guard<std::mutex> lock(connections_mutex_);
                 connections_.emplace(link, locator);
             }
+            candidates_[link] = candidates;
             ++port_links_[port_index(locator)];
             // Said once per node and scheme: with many peers on one host it would repeat.
             if (!refused.empty() && fallbacks_said_.insert(std::string(scheme_of(link))).second) {
@@ -248,6 +250,7 @@ void Inbound::disconnect(const std::string& locator) {
                                       [&](const Retry& r) { return r.candidates.front() == locator; }),
                        retries_.end());
         has_retries_ = !retries_.empty();
+        candidates_.erase(locator);
         const auto it = connections_.find(locator);
         if (it == connections_.end()) return;
         const std::size_t i = port_index(it->second);
@@ -258,6 +261,82 @@ void Inbound::disconnect(const std::string& locator) {
         std::lock_guard<std::mutex> lock(connections_mutex_);
         connections_.erase(it);
     });
+}
+
+// ---- links a port dropped by itself -------------------------------------------------------------
+
+bool Inbound::relink_due() const {
+    if (has_upgrades_.load()) return true;
+    for (const auto& port : ports_)
+        if (port->has_dropped()) return true;
+    return false;
+}
+
+void Inbound::relink_dropped(Clock::time_point now) {
+    for (std::size_t i = 0; i < ports_.size(); ++i)
+        for (const auto& dropped : ports_[i]->take_dropped()) {
+            const auto it = std::find_if(connections_.begin(), connections_.end(),
+                                         [&](const auto& c) { return c.second == dropped; });
+            if (it == connections_.end()) continue;
+            const std::string link = it->first;
+            --port_links_[i];
+            {
+                std::lock_guard<std::mutex> lock(connections_mutex_);
+                connections_.erase(it);
+            }
+            std::vector<std::string> all = candidates_[link];
+            if (all.empty()) all = {link};
+            const auto at = std::find(all.begin(), all.end(), dropped);
+            const std::size_t next = at == all.end() ? all.size() : static_cast<std::size_t>(at - all.begin()) + 1;
+            std::string refused;
+            bool later = false;
+            if (next < all.size() && try_link(all, refused, later, next)) {
+                notices_.add(LogLevel::info, "relinked", "link " + dropped + " dropped; using " + connections_.at(link) +
+                                                             " now, and trying the better locators again later");
+                upgrades_.push_back(Upgrade{link, now + upgrade_first, upgrade_first});
+            } else {
+                retries_.push_back(Retry{all, now + retry_first, retry_first, now, false});
+                has_retries_ = true;
+            }
+        }
+    for (auto u = upgrades_.begin(); u != upgrades_.end();) {
+        const auto c = connections_.find(u->link);
+        const auto known = candidates_.find(u->link);
+        if (c == connections_.end() || known == candidates_.end() || c->second == known->second.front()) {
+            u = upgrades_.erase(u);  // gone, being retried from its best, or on its best already
+            continue;
+        }
+        if (now < u->at) {
+            ++u;
+            continue;
+        }
+        const std::vector<std::string> all = known->second;
+        const std::string current = c->second;
+        bool better = false;
+        for (auto k = all.begin(); k != all.end() && *k != current && !better; ++k) {
+            InPort* port = port_for(*k);
+            std::string why;
+            if (!port || !port->connect(*k, why)) continue;
+            better = true;
+            const std::size_t was = port_index(current);
+            if (was < ports_.size()) {
+                ports_[was]->disconnect(current);
+                --port_links_[was];
+            }
+            ++port_links_[port_index(*k)];
+            std::lock_guard<std::mutex> lock(connections_mutex_);
+            c->second = *k;
+        }
+        if (better) {
+            notices_.add(LogLevel::info, "relinked", "link " + u->link + " is back on " + connections_.at(u->link));
+            u = upgrades_.erase(u);
+            continue;
+        }
+        u->interval = std::min(u->interval * 2, upgrade_max);
+        u->at = now + u->interval;
+        ++u;
+    }
+    has_upgrades_ = !upgrades_.empty();
 }
 
 std::map<std::string, std::string> Inbound::links_in_use() const {
@@ -504,6 +583,10 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
     if (has_retries_.load() && now.time_since_epoch().count() >= next_retry_ns_.load()) {
         next_retry_ns_ = (now + retry_first).time_since_epoch().count();
         run([this] { retry_links(Clock::now()); });
+    }
+    if (now.time_since_epoch().count() >= next_relink_ns_.load() && relink_due()) {
+        next_relink_ns_ = (now + relink_every).time_since_epoch().count();
+        run([this] { relink_dropped(Clock::now()); });
     }
     const bool app_active = app_leading_.load() || steady_now_ns() - last_app_drain_ns_.load() < app_quiet_ns;
     if (app_active) {

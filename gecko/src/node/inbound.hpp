@@ -121,7 +121,9 @@ private:
     void set_reactor_watch(bool watch);      // reactor thread only
     InPort* port_for(const std::string& locator);
     std::size_t port_index(const std::string& locator) const;  // ports_.size() if none
-    bool try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later);  // io_ held
+    // From candidates[from] on; the link is named by candidates.front().
+    bool try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later,
+                  std::size_t from = 0);  // io_ held
     void warn_unusable(const std::string& refused);
     void retry_links(Clock::time_point now);                                   // io_ held
 
@@ -180,6 +182,23 @@ private:
     std::vector<Retry> retries_;            // io holder only: links none of whose locators opened yet
     std::atomic<bool> has_retries_{false};
     std::atomic<Clock::rep> next_retry_ns_{0};  // when the reactor next hands retry_links() to the io holder
+
+    // Links a port dropped by itself (shm: a publisher gone, a segment corrupt
+    // or cut short) go to the next of their locators at once; a link on a
+    // locator worse than its best tries the better ones again, every 1 s
+    // doubling to 30 s.
+    void relink_dropped(Clock::time_point now);
+    bool relink_due() const;
+    struct Upgrade {
+        std::string link;
+        Clock::time_point at;
+        std::chrono::milliseconds interval;
+    };
+    static constexpr std::chrono::milliseconds relink_every{100}, upgrade_first{1000}, upgrade_max{30000};
+    std::map<std::string, std::vector<std::string>> candidates_;  // io holder only: each link's locators, best first
+    std::vector<Upgrade> upgrades_;                               // io holder only
+    std::atomic<bool> has_upgrades_{false};
+    std::atomic<Clock::rep> next_relink_ns_{0};
 };
 
 }  // namespace gecko::detail

@@ -12,13 +12,15 @@ namespace gecko::detail::shm {
 
 Doorbell::Doorbell(std::string path, unsigned mode) : path_(std::move(path)) {
     if (::mkfifo(path_.c_str(), static_cast<mode_t>(mode)) != 0) {
-        why_ = "cannot create the doorbell " + path_ + ": " + std::strerror(errno);
+        error_ = errno;
+        why_ = "cannot create the doorbell " + path_ + ": " + std::strerror(error_);
         return;
     }
-    fd_ = ::open(path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    fd_ = ::open(path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
     if (fd_ >= 0) ::fchmod(fd_, static_cast<mode_t>(mode));  // past the umask
     if (fd_ < 0) {
-        why_ = "cannot open the doorbell " + path_ + ": " + std::strerror(errno);
+        error_ = errno;
+        why_ = "cannot open the doorbell " + path_ + ": " + std::strerror(error_);
         ::unlink(path_.c_str());
     }
 }
@@ -30,6 +32,7 @@ Doorbell::~Doorbell() {
 }
 
 void Doorbell::drain() noexcept {
+    if (fd_ < 0) return;
     char buf[256];
     for (int budget = 64; budget > 0; --budget) {
         const auto n = ::read(fd_, buf, sizeof buf);

@@ -14,8 +14,10 @@ namespace gecko::detail::shm {
 /// The receiving end: creates the FIFO, removes it when destroyed.
 class Doorbell {
 public:
-    /// mkfifo(path, 0600) and open it; on failure fd() is -1 and why() says why.
-    /// Creates the FIFO with `mode` (0600: the user; 0660: the group too).
+    /// mkfifo(path, mode) and open it; on failure fd() is -1 and why() says
+    /// why. mkfifo never opens what another process made: a name taken by
+    /// anyone (a FIFO, a file, a symlink) is a failure with error() EEXIST.
+    /// `mode`: 0600 the user; 0660 the group too.
     explicit Doorbell(std::string path, unsigned mode = 0600);
     ~Doorbell();
     Doorbell(const Doorbell&) = delete;
@@ -24,12 +26,15 @@ public:
     int fd() const noexcept { return fd_; }
     const std::string& path() const noexcept { return path_; }
     const std::string& why() const noexcept { return why_; }
+    /// The errno of the failure (EEXIST: the name is taken), 0 if none.
+    int error() const noexcept { return error_; }
     /// Reads every pending byte (never blocks): an edge-triggered poller sees the next ring.
     void drain() noexcept;
 
 private:
     std::string path_;
     std::string why_;
+    int error_ = 0;
     int fd_ = -1;
 };
 

@@ -20,8 +20,8 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
-#include <random>
 
 #include "cpu_relax.hpp"
 #include "gecko/error.hpp"
@@ -41,11 +41,6 @@ using shm::no_chunk;
 using shm::SlotHead;
 using shm::u64;
 using shm::View;
-
-u64 random_nonce() {
-    static std::mt19937_64 rng{std::random_device{}() ^ (static_cast<u64>(::getpid()) << 32) ^ shm::monotonic_ns()};
-    return rng();
-}
 
 // One connection of an InPort to one publisher's segment. Reference counted:
 // the InPort holds one reference while connected, every Frame taken from it
@@ -141,14 +136,20 @@ class ShmInPort final : public InPort {
 public:
     ShmInPort(const shm::Config& config, const PortOptions& o)
         : config_(config), notices_(o.notice), spin_(o.spin),
-          max_frame_(o.max_message_size + wire::frame_header_size) {
+          max_frame_(o.max_message_size + wire::frame_header_size), group_access_(o.group_access) {
         pid_ = static_cast<std::uint32_t>(::getpid());
         start_ = shm::own_start_time();
         ns_ = shm::own_pid_namespace();
-        nonce_ = random_nonce();
-        bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_),
-                                                o.group_access ? 0660 : 0600);
-        if (bell_->fd() < 0) throw Error(Errc::transport, "shared-memory transport: " + bell_->why());
+        // A doorbell name found taken (by anyone) is tried again under
+        // another nonce. Without one the port links nothing (connect() says
+        // why, the node uses ipc); it never throws.
+        for (int attempt = 0; attempt < 8; ++attempt) {
+            nonce_ = shm::random_u64();
+            bell_ = std::make_unique<shm::Doorbell>(shm::subscriber_bell(config.directory, ns_, pid_, start_, nonce_),
+                                                    group_access_ ? 0660 : 0600);
+            if (bell_->fd() >= 0 || bell_->error() != EEXIST) break;
+        }
+        if (bell_->fd() < 0) unusable_ = "this node cannot read shared memory: " + bell_->why();
     }
 
     ~ShmInPort() override {
@@ -169,6 +170,10 @@ public:
         const std::string name = locator.substr(6);
         if (!shm::valid_name(name)) {
             why = "'" + name + "' is not a shared-memory segment name";
+            return false;
+        }
+        if (!unusable_.empty()) {
+            why = unusable_;
             return false;
         }
         for (Link* l : links_)
@@ -193,6 +198,7 @@ public:
             why = path + " is not a shared-memory segment";
             return false;
         }
+        if (!trusted(st, path, why)) return false;
         shm::HeaderCopy h;
         if (!shm::read_header(link->map.fd, h)) {
             why = path + " is shorter than a segment header (" + std::to_string(st.st_size) + " bytes)";
@@ -206,6 +212,10 @@ public:
             why = "its publisher closed " + path;
             return false;
         }
+        if (h.owner_uid != st.st_uid) {
+            why = path + " says its owner is uid " + std::to_string(h.owner_uid) + ", the file's is " + std::to_string(st.st_uid);
+            return false;
+        }
         link->owner_pid = static_cast<std::uint32_t>(h.owner_pid);
         link->owner_start = h.owner_start;
         link->same_ns = h.owner_pidns == ns_;
@@ -213,9 +223,7 @@ public:
             why = "the publisher of " + path + " (pid " + std::to_string(h.owner_pid) + ") is dead";
             return false;
         }
-        link->map.size = link->view.geo.total;
-        link->map.base = ::mmap(nullptr, link->map.size, PROT_READ | PROT_WRITE, MAP_SHARED, link->map.fd, 0);
-        if (link->map.base == MAP_FAILED) {
+        if (!link->map.map(link->view.geo.total)) {
             why = "cannot map " + path + ": " + std::strerror(errno);
             return false;
         }
@@ -266,6 +274,13 @@ public:
         links_.push_back(link.release());
         check_due_ = true;
         return true;
+    }
+
+    bool has_dropped() const override { return has_dropped_.load(std::memory_order_acquire); }
+
+    std::vector<std::string> take_dropped() override {
+        has_dropped_.store(false, std::memory_order_relaxed);
+        return std::exchange(dropped_, {});
     }
 
     void disconnect(const std::string& locator) override {
@@ -407,6 +422,37 @@ public:
 private:
     enum class Pop { got, empty, bad };
 
+    // Whether a segment may be mapped: nobody but its owner (and the owner's
+    // group) can write or cut it short. Its owner is this process's user, or
+    // with group access (GECKO_SHM_GROUP) a user of a group this process is
+    // in; others may not write it at all.
+    bool trusted(const struct stat& st, const std::string& path, std::string& why) const {
+        const bool ours = st.st_uid == ::geteuid() || (group_access_ && in_group(st.st_gid));
+        if (!ours) {
+            why = path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user" +
+                  (group_access_ ? " or a group it is in" : "") + ": not mapped";
+            return false;
+        }
+        if (st.st_mode & S_IWOTH) {
+            why = path + " is writable by every user (mode " + octal(st.st_mode & 07777) + "): not mapped";
+            return false;
+        }
+        return true;
+    }
+
+    static bool in_group(gid_t gid) {
+        if (gid == ::getegid()) return true;
+        gid_t groups[256];
+        const int n = ::getgroups(256, groups);
+        return std::find(groups, groups + std::max(n, 0), gid) != groups + std::max(n, 0);
+    }
+
+    static std::string octal(unsigned mode) {
+        char s[8];
+        std::snprintf(s, sizeof s, "%04o", mode);
+        return s;
+    }
+
     bool publisher_alive(const Link& l, u64 heartbeat) const {
         if (l.same_ns) return shm::process_alive(l.owner_pid, l.owner_start);
         const u64 now = shm::monotonic_ns();
@@ -451,6 +497,8 @@ private:
         Link* l = links_[k];
         links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(k));
         ++links_dropped_;
+        dropped_.push_back(l->locator);
+        has_dropped_.store(true, std::memory_order_release);
         if (corrupt) ++corrupt_;
         notices_.add(level, corrupt ? "shm link corrupt" : "shm link dropped",
                      "shared-memory link to " + l->locator + " dropped: " + why);
@@ -704,6 +752,10 @@ private:
     std::size_t max_frame_;
     std::uint32_t pid_ = 0;
     u64 start_ = 0, ns_ = 0, nonce_ = 0;
+    bool group_access_ = false;
+    std::string unusable_;  // why this port links nothing (no doorbell)
+    std::vector<std::string> dropped_;      // links dropped since take_dropped()
+    std::atomic<bool> has_dropped_{false};  // read by the node's reactor thread
     std::unique_ptr<shm::Doorbell> bell_;
     std::vector<Link*> links_;
     std::vector<Interest> interests_;

@@ -63,46 +63,24 @@ public:
         std::string why;
         if (!shm::plan(config, ring, o.max_message_size + wire::frame_header_size, view_.geo, why))
             throw Error(Errc::invalid_argument, "shared-memory transport: " + why);
-        const Geometry& g = view_.geo;
-
-        // The segment: "gecko-<session>", or the name an exact locator asks for.
-        std::string name = "gecko-" + hex(o.session);
-        bool exact = false;
+        // The segment: "gecko-<session>-<random>", or the name an exact locator asks for.
+        std::string exact;
         for (const auto& l : o.listen)
             if (scheme_of(l) == "shm") {
-                name = l.substr(6);
-                exact = true;
-                if (!shm::valid_name(name))
+                exact = l.substr(6);
+                if (!shm::valid_name(exact))
                     throw Error(Errc::invalid_argument, "shared-memory locator '" + l + "': not a valid segment name");
             }
-        const std::string base_name = name;
-        for (int n = 1;; ++n) {
-            path_ = config.directory + "/" + name;
-            map_->fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_);
-            if (map_->fd >= 0 || errno != EEXIST || exact || n > 64) break;
-            name = base_name + "-" + std::to_string(n);
+        // What another process does to names in the directory (takes one
+        // first, squats a doorbell) denies shared memory at worst, never the
+        // node: it says why once and offers no shm locator (peers use ipc).
+        if (!create(o.session, exact, why)) {
+            closed_ = true;
+            notices_.add(LogLevel::warn, "shm unavailable",
+                         "shared memory: this node offers no shm locator (" + why + "); peers on this host link over ipc");
+            return;
         }
-        if (map_->fd < 0)
-            throw Error(Errc::transport, "cannot create the shared-memory segment " + path_ + ": " + std::strerror(errno));
-        created_ = true;
-        name_ = name;
-        ::fchmod(map_->fd, mode_);  // exactly, whatever the umask
-        map_->size = g.total;
-        if (::ftruncate(map_->fd, static_cast<off_t>(g.total)) != 0) fail("cannot size");
-        // The header, slots and descriptors get their memory now: a full
-        // /dev/shm is an error here, not a SIGBUS later. Chunks get theirs
-        // when first used (Pool).
-        if (!backing_.reserve(0, g.classes[0].offset)) fail("no room for");
-        map_->base = ::mmap(nullptr, g.total, PROT_READ | PROT_WRITE, MAP_SHARED, map_->fd, 0);
-        if (map_->base == MAP_FAILED) fail("cannot map");
-        view_.base = static_cast<std::uint8_t*>(map_->base);
-        bell_ = std::make_unique<shm::Doorbell>(shm::publisher_bell(config.directory, name_), mode_);
-        if (bell_->fd() < 0) {
-            const std::string reason = bell_->why();
-            bell_.reset();
-            cleanup();
-            throw Error(Errc::transport, "shared-memory transport: " + reason);
-        }
+        const Geometry& g = view_.geo;
         shm::Pool::Options pool;
         pool.memory_limit = o.memory;
         pool.lazy_from = config_.lazy_from;
@@ -110,13 +88,14 @@ public:
             1, static_cast<u64>(config_.release_after.count() / std::max<long long>(1, config_.check_interval.count())));
         pool_.emplace(view_, backing_, pool, g.classes[0].offset);
         slots_.emplace(view_, config_, notices_, name_);
-        shm::write_header(view_.header(), g, o.session);
+        shm::write_header(view_.header(), g, o.session);  // its magic last: now readers may map it
         locator_ = "shm://" + name_;
         next_housekeeping_ = shm::monotonic_ns() + static_cast<u64>(config_.check_interval.count()) * ms_ns;
     }
 
     ~ShmOutPort() override {
-        // Not into a segment someone truncated (the writes would fault).
+        if (!slots_) return;  // shared memory was never set up
+        // Not into a segment someone truncated (the guard would take the writes).
         struct stat st {};
         if (::fstat(map_->fd, &st) == 0 && static_cast<u64>(st.st_size) >= view_.geo.total) {
             shm::Header& h = view_.header();
@@ -128,7 +107,10 @@ public:
         cleanup();
     }
 
-    std::vector<std::string> locators() const override { return {locator_}; }
+    std::vector<std::string> locators() const override {
+        if (locator_.empty()) return {};
+        return {locator_};
+    }
 
     bool takes_memory() const override { return false; }  // send() copies
 
@@ -189,12 +171,14 @@ public:
     }
 
     void drain_events(FunctionRef<void(const PortEvent&)> on) override {
+        if (!slots_) return;
         if (bell_) bell_->drain();
         events_pending();
         for (const auto& e : slots_->take_events()) on(e);
     }
 
     bool events_pending() override {
+        if (!slots_) return false;
         if (closed_) return slots_->events_pending();
         housekeeping();
         if (!closed_ && slots_->changed()) refresh(false);
@@ -217,16 +201,61 @@ public:
         out.dropped = slots_->dropped();
         out.reclaimed = slots_->reclaimed();
         out.corrupt = slots_->corrupt();
+        out.strays = slots_->strays();
         out.memory = pool_->resident();
         out.memory_limit = pool_->memory_limit();
         out.over_memory = pool_->over_memory();
     }
 
 private:
-    [[noreturn]] void fail(const char* what) {
-        const std::string reason = std::strerror(errno);
+    // Creates the segment and its doorbell under a fresh unpredictable name
+    // (exactly `exact` if given), sized, backed and mapped. Names are taken
+    // with O_EXCL and mkfifo, which never open what someone else made; a
+    // name found taken is tried again under another, a few times. False
+    // (nothing left behind) with why.
+    bool create(u64 session, const std::string& exact, std::string& why) {
+        const Geometry& g = view_.geo;
+        for (int attempt = 0; attempt < 16; ++attempt) {
+            name_ = !exact.empty() ? exact : "gecko-" + hex(session) + "-" + hex(shm::random_u64()).substr(8);
+            path_ = config_.directory + "/" + name_;
+            map_->fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_);
+            if (map_->fd < 0) {
+                why = "cannot create the segment " + path_ + ": " + std::strerror(errno);
+                if (errno == EEXIST && exact.empty()) continue;
+                return false;
+            }
+            created_ = true;
+            ::fchmod(map_->fd, mode_);  // exactly, whatever the umask
+            if (::ftruncate(map_->fd, static_cast<off_t>(g.total)) != 0) return failed("cannot size", why);
+            // The header, slots and descriptors get their memory now: a full
+            // /dev/shm is an error here, not a SIGBUS later. Chunks get theirs
+            // when first used (Pool).
+            if (!backing_.reserve(0, g.classes[0].offset)) return failed("no room for", why);
+            if (!map_->map(g.total)) return failed("cannot map", why);
+            view_.base = static_cast<std::uint8_t*>(map_->base);
+            bell_ = std::make_unique<shm::Doorbell>(shm::publisher_bell(config_.directory, name_), mode_);
+            if (bell_->fd() >= 0) return true;
+            why = bell_->why();
+            const bool taken = bell_->error() == EEXIST;
+            discard();
+            if (!taken || !exact.empty()) return false;
+        }
+        why += " (every name tried was taken)";
+        return false;
+    }
+
+    // Undoes create() after `what` failed; false with why.
+    bool failed(const char* what, std::string& why) {
+        why = std::string(what) + " the segment " + path_ + ": " + std::strerror(errno);
+        discard();
+        return false;
+    }
+
+    // Removes and unmaps what create() made so far.
+    void discard() {
         cleanup();
-        throw Error(Errc::transport, std::string("shared-memory transport: ") + what + " the segment " + path_ + ": " + reason);
+        map_->reset();
+        view_.base = nullptr;
     }
 
     void cleanup() {
@@ -257,7 +286,8 @@ private:
     }
 
     // Every check_interval: heartbeat, liveness of subscribers, size of the
-    // segment, and memory given back for idle large chunks.
+    // segment, chunks held by no live slot, and memory given back for idle
+    // large chunks.
     void housekeeping() {
         const u64 now = shm::monotonic_ns();
         if (now < next_housekeeping_) return;
@@ -265,6 +295,7 @@ private:
         if (!intact()) return;
         view_.header().heartbeat_ns.store(now, std::memory_order_relaxed);
         slots_->refresh(true);
+        slots_->clear_strays();
         pool_->pass();
     }
 
@@ -290,7 +321,7 @@ private:
         slots_->reclaim_corrupt();
     }
 
-    bool mine(const FrameLoan& loan) const { return loan.keep == map_ && pool_->lent(loan.token); }
+    bool mine(const FrameLoan& loan) const { return pool_ && loan.keep == map_ && pool_->lent(loan.token); }
 
     // A chunk from the pool; no_chunk (said once per kind, unless !say) if none.
     u64 allocate(std::size_t size, SendResult& result, bool say = true) {

@@ -193,6 +193,34 @@ void Slots::reclaim_marked() {
         }
 }
 
+u64 Slots::clear_strays() {
+    // Live: a slot whose subscriber may hold chunks (active, leaving) or
+    // whose chunks the publisher clears itself when it frees it (departed).
+    // Only the publisher sets owners, for slots it saw active; a slot leaves
+    // those states only by the publisher's reclaim (which clears its bits)
+    // or by its subscriber writing garbage.
+    u64 live = 0;
+    for (std::size_t i = 0; i < view_.geo.slot_count; ++i) {
+        const auto state = state_of(view_.slot(i).state.load(std::memory_order_acquire));
+        if (state == slot_active || state == slot_leaving || state == slot_departed) live |= bit(i);
+    }
+    u64 cleared = 0;
+    for (u64 c = 0; c < view_.geo.chunk_total; ++c) {
+        auto& owners = view_.desc(c).owners;
+        if ((owners.load(std::memory_order_relaxed) & ~live) == 0) continue;
+        owners.fetch_and(live, std::memory_order_acq_rel);
+        ++cleared;
+    }
+    if (cleared) {
+        strays_ += cleared;
+        notices_.add(LogLevel::warn, "shm stray owners",
+                     "shared memory " + name_ + ": " + std::to_string(cleared) +
+                         " chunks were marked held by subscriber slots nobody uses (someone wrote into the "
+                         "segment): given back");
+    }
+    return cleared;
+}
+
 bool Slots::alive(std::size_t i, u64 now) {
     SlotHead& s = view_.slot(i);
     const u64 ns = s.pid_ns.load(std::memory_order_relaxed);

@@ -55,6 +55,10 @@ public:
     void reclaim_corrupt() {
         if (corrupt_slots_ != 0) reclaim_marked();
     }
+    /// Clears the bits of `owners` that name no live slot (free, claiming, or
+    /// past the slot count): nobody will ever clear them, and a chunk with
+    /// one is never free again. Returns how many chunks it gave back.
+    u64 clear_strays();
     /// Wakes every subscriber (the port closes: they see `closed`).
     void wake_all();
 
@@ -65,6 +69,7 @@ public:
     u64 dropped() const noexcept { return dropped_; }
     u64 reclaimed() const noexcept { return reclaimed_; }
     u64 corrupt() const noexcept { return corrupt_; }
+    u64 strays() const noexcept { return strays_; }
 
 private:
     // What the publisher knows of one slot (never re-read from shared memory
@@ -112,7 +117,7 @@ private:
     u64 seen_changes_ = ~u64{0};
     u64 corrupt_slots_ = 0;
     u64 my_ns_ = 0;
-    u64 dropped_ = 0, reclaimed_ = 0, corrupt_ = 0;
+    u64 dropped_ = 0, reclaimed_ = 0, corrupt_ = 0, strays_ = 0;
 };
 
 }  // namespace gecko::detail::shm

@@ -73,6 +73,7 @@ struct ShmOutInfo {
     std::uint64_t dropped = 0;     ///< frames subscribers lost (ring full, pool exhausted, too large)
     std::uint64_t reclaimed = 0;   ///< slots taken back from dead subscribers
     std::uint64_t corrupt = 0;     ///< slots freed because what their subscriber wrote made no sense
+    std::uint64_t strays = 0;      ///< chunks given back whose owners named no live slot
     std::size_t memory = 0;        ///< bytes of the segment with memory behind them now
     std::size_t memory_limit = 0;  ///< PortOptions::memory (0: none)
     std::uint64_t over_memory = 0; ///< frames dropped because they would have gone past it

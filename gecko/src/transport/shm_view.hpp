@@ -11,20 +11,30 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gecko/log.hpp"
 #include "gecko/shm/segment.hpp"
+#include "transport/shm_guard.hpp"
 
 namespace gecko::detail::shm {
 
 inline constexpr u64 no_chunk = ~u64{0};
 inline constexpr u64 ms_ns = 1'000'000;
+
+/// A random number for names others must not guess (segments, doorbells).
+inline u64 random_u64() {
+    thread_local std::mt19937_64 rng{(static_cast<u64>(std::random_device{}()) << 32) ^ std::random_device{}() ^
+                                     monotonic_ns()};
+    return rng();
+}
 
 /// The owners bit of slot `slot` (bit i is slot i: slots_offset + i × slot_size).
 inline u64 bit(std::size_t slot) noexcept { return u64{1} << slot; }
@@ -50,7 +60,8 @@ struct View {
     }
 };
 
-/// A segment's file and mapping, closed and unmapped when the last owner goes.
+/// A segment's file and mapping, closed and unmapped when the last owner
+/// goes. map() guards the mapping against truncation (shm_guard.hpp).
 struct Mapping {
     int fd = -1;
     void* base = MAP_FAILED;
@@ -58,9 +69,31 @@ struct Mapping {
     Mapping() = default;
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
-    ~Mapping() {
-        if (base != MAP_FAILED) ::munmap(base, size);
+    ~Mapping() { reset(); }
+    /// Unmaps and closes.
+    void reset() noexcept {
+        if (base != MAP_FAILED) {
+            unguard(base);
+            ::munmap(base, size);
+        }
         if (fd >= 0) ::close(fd);
+        base = MAP_FAILED;
+        size = 0;
+        fd = -1;
+    }
+    /// Maps `length` bytes of fd read-write, shared, guarded; false (errno
+    /// set, nothing mapped) if it cannot.
+    bool map(std::size_t length) {
+        void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) return false;
+        if (!guard(p, length)) {
+            ::munmap(p, length);
+            errno = EMFILE;
+            return false;
+        }
+        base = p;
+        size = length;
+        return true;
     }
 };
 

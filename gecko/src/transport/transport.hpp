@@ -144,6 +144,13 @@ public:
     /// node retries it quietly for a while rather than warn at once.
     virtual bool may_open_later(const std::string& /*locator*/) const { return false; }
     virtual void disconnect(const std::string& locator) = 0;
+    /// True if the port dropped links by itself since the last take_dropped()
+    /// (it may be asked from any thread).
+    virtual bool has_dropped() const { return false; }
+    /// The locators of the links this port dropped by itself (a publisher
+    /// gone, a segment corrupt or cut short) since the last call: the node
+    /// links through the peer's next locator instead.
+    virtual std::vector<std::string> take_dropped() { return {}; }
     virtual void subscribe(const Interest& interest) = 0;
     virtual void unsubscribe(const Interest& interest) = 0;
     /// The next frame, if one is waiting; never blocks.
