@@ -30,8 +30,9 @@ SinkConfig sink_config(NodeImpl& node, const std::string& topic, const Subscribe
                        bool callback, const std::optional<TopicFilter>& key_wide) {
     SinkConfig c;
     c.wildcard = key_wide.has_value();
-    // Each frame is named by the directory; without discovery there is none to wait for.
-    c.resolving = c.wildcard && node.options().discovery;
+    // Each frame is named by the directory. Without discovery there is none to
+    // wait for: the filter of everything takes frames unnamed, any other nothing.
+    c.resolving = c.wildcard && (node.options().discovery || !key_wide->takes_all());
     c.channel = c.wildcard ? wire::channel_of(node.key(), "") : wire::channel_of(node.key(), topic);
     c.directed = wire::directed_channel(node.key(), id);
     c.type_name = o.type_name;
@@ -61,6 +62,10 @@ SubscriberImpl::SubscriberImpl(std::shared_ptr<NodeImpl> node, std::string topic
                 if (auto why = wire::check_pattern(p); !why.empty())
                     throw Error(Errc::invalid_argument, "key-wide subscription: pattern '" + wire::printable(p) + "': " + why);
         topic_ = "*";
+        if (!node_->options().discovery && !key_wide_->takes_all())
+            node_->notices().add(LogLevel::error, sink_.config().what + ": no directory",
+                                 sink_.config().what + " takes nothing: without discovery there is no directory to "
+                                 "name each message's topic, so only a subscription of every topic takes messages (unnamed)");
     } else {
         check_topic_name(topic_, "a subscriber");
     }
