@@ -381,9 +381,10 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         return;
     }
     const auto sid = discovery::get_u64(root, "s");
-    if (!sid) {
+    if (!sid || *sid == 0) {  // a session id is non-zero (0 names no session in the core's answers)
         count(&CoreCounters::malformed_messages);
-        table.reply_error(route, env, 0, "malformed", "'" + t + "' without a session id 's'");
+        table.reply_error(route, env, 0, "malformed",
+                          !sid ? "'" + t + "' without a session id 's'" : "'" + t + "' with session id 0 (session ids are non-zero)");
         return;
     }
     if (t == "hello")

@@ -251,6 +251,13 @@ TEST_CASE("a live core refuses bad messages with the vectors' errors, checked in
     CHECK(e->at("code") == "malformed");
     CHECK(e->at("message") == "'add' without a session id 's'");
 
+    // Session id 0 names no session: refused like a missing one.
+    peer.send(map_bytes({{"v", Value(std::uint64_t{2})}, {"t", Value(std::string("hello"))}, {"s", Value(std::uint64_t{0})}}));
+    e = peer.next("error");
+    REQUIRE(e);
+    CHECK(e->at("code") == "malformed");
+    CHECK(e->at("message") == "'hello' with session id 0 (session ids are non-zero)");
+
     // An unknown type from a session the core does not know: `unknown` (the session comes first).
     peer.send(map_bytes({{"v", Value(std::uint64_t{2})}, {"t", Value(std::string("frobnicate"))}, {"s", Value(std::uint64_t{7})}}));
     REQUIRE(peer.next("unknown"));
