@@ -29,6 +29,7 @@
 #include "gecko/graph.hpp"
 #include "gecko/log.hpp"
 #include "gecko/node.hpp"
+#include "node/dispatchable.hpp"
 #include "node/inbound.hpp"
 #include "node/notices.hpp"
 #include "node/outbound.hpp"
@@ -54,15 +55,6 @@ public:
     virtual void tick() {}
     /// Whether a frame from one of `senders` reached this entity since `since_ns` (now_ns clock).
     virtual bool heard_since(const std::vector<std::uint64_t>& /*senders*/, std::int64_t /*since_ns*/) const { return false; }
-};
-
-/// An entity whose work runs from spin(): callback subscribers, servers.
-class Dispatchable {
-public:
-    virtual ~Dispatchable() = default;
-    virtual bool ready() const = 0;
-    /// Runs what is ready (at most `budget` items); returns how many callbacks ran.
-    virtual std::size_t dispatch(std::size_t budget) = 0;
 };
 
 class NodeImpl : public std::enable_shared_from_this<NodeImpl> {
@@ -137,6 +129,7 @@ private:
     bool heard_from(std::uint64_t session, std::chrono::milliseconds within);   // reactor
     void report_stats(Reactor::Clock::time_point now);                          // reactor
     std::size_t dispatch_ready();
+    std::size_t dispatch_graph_events();
     bool any_ready();
 
     NodeOptions options_;
@@ -178,6 +171,7 @@ private:
     std::mutex graph_mutex_;
     std::map<std::uint64_t, std::function<void(const GraphEvent&)>> graph_watches_;
     std::vector<GraphEvent> graph_events_;  // waiting for spin()
+    bool graph_dispatching_ = false;        // a thread runs the watches (one at a time, in order)
     std::uint64_t next_graph_watch_ = 1;
 
     std::thread spinner_;
