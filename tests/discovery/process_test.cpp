@@ -233,6 +233,16 @@ TEST_CASE("unicast-only discovery works with --no-multicast and GECKO_CORE", "[d
     REQUIRE(mixed.wait_for_line(peers_line(3, 1), 10s));
 }
 
+TEST_CASE("geckocore refuses a boolean variable it cannot read, saying which, with exit status 2", "[discovery][process]") {
+    SpawnOptions o;
+    o.env = {{"GECKO_NO_MULTICAST", "maybe"}};
+    o.stderr_mode = Stderr::capture;
+    auto core = Process::spawn(GECKOCORE_PATH, {"--key", test_key("badflag")}, o);
+    CHECK(core.wait(20s) == 2);
+    CHECK(core.err().wait_for("GECKO_NO_MULTICAST", 10s).value_or("") ==
+          "geckocore: GECKO_NO_MULTICAST='maybe': expected 1, true, yes or on; or 0, false, no or off");
+}
+
 TEST_CASE("without a core, a node says what it tried", "[discovery][process][unicast]") {
     const auto key = test_key("nocore");
     // A port nobody listens on: bind-and-close a socket to find one.

@@ -124,7 +124,7 @@ struct NodeOptions {
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
     /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SHM_GROUP, GECKO_SHM_SIZE,
-    /// GECKO_SPIN_US.
+    /// GECKO_SPIN_US. The booleans take gecko::parse_flag's values (gecko/options.hpp).
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 
