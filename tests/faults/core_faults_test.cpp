@@ -372,6 +372,15 @@ TEST_CASE("huge names are refused at registration, with a reason", "[faults][ite
         CHECK(e->first == "refused");
         CHECK(e->second.find(pidns ? "pidns" : "hostid") != std::string::npos);
     }
+    // A host id that kept boot_id's trailing newline (DISCOVERY.md §2.3): refused, not linked over tcp.
+    {
+        CoreClient c(core.endpoint);
+        c.hello(key, "newline", "host", {}, {}, std::nullopt, "0c9a5b1e-7d2f-4c1a-9e3b-5f6a7b8c9d0e\n/mnt:[4026531841]");
+        const auto e = error_of(c);
+        REQUIRE(e);
+        CHECK(e->first == "refused");
+        CHECK(e->second.find("hostid") != std::string::npos);
+    }
     CoreClient c(core.endpoint);
     c.hello(key, "namer");
     REQUIRE(welcomed(c));
@@ -388,7 +397,7 @@ TEST_CASE("huge names are refused at registration, with a reason", "[faults][ite
     const auto list = list_core(core.endpoint, key);
     REQUIRE(list);
     CHECK(list_size(*list, "topics") == 0);
-    CHECK(core_counter(*list, "refused") == 6);
+    CHECK(core_counter(*list, "refused") == 7);
 }
 
 TEST_CASE("registrations crafted to the limits do not break discovery for another subscriber of the topic",

@@ -177,6 +177,44 @@ TEST_CASE("a corrupt compressed payload is dropped and counted", "[bad_input]") 
     CHECK(f.sub.stats().decode_errors == 1);
 }
 
+TEST_CASE("a subscriber takes only data frames: requests, replies and errors on its topic are malformed",
+          "[bad_input]") {
+    test::LogCapture log;
+    Fixture f;
+    namespace flags = gecko::wire::frame_flags;
+    f.inject(frame("gecko.msgs.Int64", int_payload, flags::request, 2, 1));
+    f.inject(frame("gecko.msgs.Int64", int_payload, flags::reply, 2, 2));
+    f.inject(frame("gecko.msgs.Int64", int_payload, flags::reply | flags::error, 2, 3));
+    f.inject(frame("gecko.msgs.Int64", int_payload, flags::error, 2, 4));
+    f.inject(frame("gecko.msgs.Int64", int_payload, flags::latched, 2, 5));  // data: taken
+    auto latched = f.sub.receive(10s);
+    REQUIRE(latched);
+    CHECK(latched->data == 7);
+    f.expect_good_message_still_arrives();
+    const auto stats = f.sub.stats();
+    CHECK(stats.malformed == 4);
+    CHECK(stats.delivered == 2);  // the latched value and the good one, nothing else
+    CHECK(log.wait_for("dropped a frame on subscriber of 'numbers' that is not a data frame (flags 8)"));
+}
+
+TEST_CASE("a decode error says 'could not decode a message:' and the decoder's words, whoever threw it",
+          "[bad_input]") {
+    test::LogCapture log;
+    auto node = test::make_node("raw-decode");
+    gecko::SubscriberOptions so;
+    so.type_name = "gecko.msgs.Int64";
+    auto raw = node.raw_subscriber("numbers", so, [](const gecko::RawView&) {
+        throw gecko::Error(gecko::Errc::decode, "not the bytes I wanted");
+    });
+    auto pub = node.publisher<Int64>("numbers");
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
+    pub.publish(Int64{1});
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (raw.stats().decode_errors == 0 && std::chrono::steady_clock::now() < deadline) node.spin_once(100ms);
+    CHECK(raw.stats().decode_errors == 1);
+    CHECK(log.wait_for("subscriber of 'numbers' could not decode a message: not the bytes I wanted (further ones"));
+}
+
 TEST_CASE("a frame of an unknown type is counted as a type mismatch", "[bad_input]") {
     Fixture f;
     f.inject(frame("vendor.Unknown", int_payload));

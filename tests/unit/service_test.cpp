@@ -223,6 +223,29 @@ TEST_CASE("a request of the wrong type gets an error naming the expected type", 
     CHECK(std::chrono::steady_clock::now() < deadline);
 }
 
+TEST_CASE("a request that does not decode into the request type is answered so, not as a failed handler",
+          "[service][bad_input]") {
+    Fixture f;
+    // A raw client of the same types sends {"data": "seven"}: the right type
+    // hash, a payload that is not a gecko.msgs.Int64.
+    auto raw = f.client_node.raw_client("double", "gecko.msgs.Int64", "gecko.msgs.Int64");
+    REQUIRE(raw.wait_for_server(10s));
+    gecko::Buffer request;
+    request.resize(gecko::wire::frame_header_size);
+    const std::uint8_t payload[] = {0x81, 0xa4, 'd', 'a', 't', 'a', 0xa5, 's', 'e', 'v', 'e', 'n'};
+    request.write(reinterpret_cast<const char*>(payload), sizeof payload);
+    try {
+        raw.call(request, 10s, [](const gecko::RawView&) {});
+        FAIL("expected an error reply");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::remote);
+        CHECK_THAT(e.what(), Catch::StartsWith("service 'double' could not decode the request: gecko.msgs.Int64: field "
+                                               "'data' has msgpack type str"));
+    }
+    CHECK(f.service.rejected() == 1);
+    CHECK(f.client.call(Int64{3}, 10s).data == 6);  // and the service goes on
+}
+
 TEST_CASE("a malformed request is answered with an error for its call, not left to time out", "[service][bad_input]") {
     auto node = test::make_node("svc-raw");
     auto service = node.service<Int64, Int64>("double", [](const Int64& x) { return Int64{2 * x.data}; });
