@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -23,24 +22,16 @@ extern "C" void on_signal(int sig) {
     signal(sig, SIG_DFL);                            // a second signal ends the process
 }
 
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     gecko::core::CoreOptions options;
-    options.key = env("GECKO_KEY");
-    if (const auto v = env("GECKO_MULTICAST"); !v.empty()) {
-        if (const auto why = gecko::parse_multicast(v, options.multicast_group, options.multicast_port); !why.empty()) {
-            std::fprintf(stderr, "geckocore: GECKO_MULTICAST='%s': %s\n", v.c_str(), why.c_str());
-            return 2;
-        }
+    try {
+        options = gecko::core::CoreOptions::from_env();
+    } catch (const gecko::Error& e) {
+        std::fprintf(stderr, "geckocore: %s\n", e.what());
+        return 2;
     }
-    options.interface = env("GECKO_INTERFACE");
-    if (const auto v = env("GECKO_NO_MULTICAST"); !v.empty() && v != "0") options.multicast = false;
 
     gecko::OptionParser args("geckocore",
                              "the discovery daemon for one key (one robot, one simulation). Nodes find it by UDP\n"

@@ -156,8 +156,8 @@ struct InProcessRig {
         gecko::click::GatewayOptions go;
         go.bind = "tcp://127.0.0.1:*";
         go.simulation = simulation;
-        go.controller.timeout = 3000ms;
-        go.controller.connect_timeout = simulation == "sim" ? 3000ms : 300ms;
+        go.controller.timeout = 10000ms;
+        go.controller.connect_timeout = simulation == "sim" ? 10000ms : 300ms;
         gateway = std::make_unique<gecko::click::Gateway>(gateway_node, go);
         gateway_thread = std::thread([this] {
             try {
@@ -245,10 +245,10 @@ TEST_CASE("geckocore, gecko-sim and gecko-click-gateway serve a Click client in 
     env.unset_env = {"GECKO_KEY", "GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
 
     auto sim = Process::spawn(GECKO_SIM_PATH, {"--key", key, "--watchdog-ms", "0"}, env);
-    REQUIRE(sim.wait_for_line("ready", 5s));
+    REQUIRE(sim.wait_for_line("ready", 10s));
     auto gateway = Process::spawn(GECKO_CLICK_GATEWAY_PATH,
                                   {"--key", key, "--bind", "tcp://127.0.0.1:*", "--timeout-ms", "5000"}, env);
-    const auto banner = gateway.wait_for_line("Click clients on ", 5s);
+    const auto banner = gateway.wait_for_line("Click clients on ", 10s);
     INFO("gateway output:\n" << gateway.output());
     REQUIRE(banner);
     CHECK_THAT(*banner, Catch::Contains("key '" + key + "'"));
@@ -283,7 +283,7 @@ TEST_CASE("geckocore, gecko-sim and gecko-click-gateway serve a Click client in 
     CHECK(client.sensors().simvars().simulatedtime() == Approx(5 * dt));
     CHECK(client.sensors().simvars().simulatedtime() == Approx(5 * dt));
     REQUIRE(sim.write_line("status"));
-    const auto status = sim.wait_for_line("status:", 5s);
+    const auto status = sim.wait_for_line("status:", 10s);
     REQUIRE(status);
     CHECK_THAT(*status, Catch::Contains("steps=5 "));
 
@@ -307,7 +307,7 @@ TEST_CASE("geckocore, gecko-sim and gecko-click-gateway serve a Click client in 
     end.set_messagetype(pb::ErrorMessageType);
     end.set_errormessage("client done");
     CHECK_THAT(client.error_for(end.SerializeAsString()), Catch::Contains("the run ended"));
-    CHECK(sim.wait_for_line("ended the run: client done", 5s));
+    CHECK(sim.wait_for_line("ended the run: client done", 10s));
 
     // SIGINT: a clean exit with a summary.
     gateway.kill(SIGINT);
@@ -327,7 +327,7 @@ TEST_CASE("gecko-click-gateway explains its usage and exits 0, 1 or 2", "[click]
     SECTION("--help prints the options and exits 0") {
         auto p = Process::spawn(GECKO_CLICK_GATEWAY_PATH, {"--help"}, quiet);
         CHECK(p.wait(10s) == 0);
-        p.out().drain(1000ms);
+        p.out().drain(10000ms);
         for (const char* needle : {"usage: gecko-click-gateway", "--bind", "--sim", "--core", "--timeout-ms", "Exit codes"})
             CHECK_THAT(p.output(), Catch::Contains(needle));
     }
@@ -351,7 +351,7 @@ TEST_CASE("gecko-click-gateway explains its usage and exits 0, 1 or 2", "[click]
         REQUIRE(gecko::test::port_of(endpoint) > 0);
         auto p = Process::spawn(GECKO_CLICK_GATEWAY_PATH, {"--key", "k", "--bind", endpoint}, quiet);
         CHECK(p.wait(10s) == 1);
-        p.out().drain(1000ms);
+        p.out().drain(10000ms);
         CHECK_THAT(p.output(), Catch::Contains("cannot bind the Click endpoint"));
     }
 }

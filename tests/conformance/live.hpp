@@ -111,7 +111,7 @@ inline void check_like(const Json& live, const Json& vec, const std::set<std::st
 }
 
 /// The next message on `s` within `timeout`; nullopt on timeout.
-inline std::optional<zmq::message_t> receive(zmq::socket_t& s, std::chrono::milliseconds timeout = 5000ms) {
+inline std::optional<zmq::message_t> receive(zmq::socket_t& s, std::chrono::milliseconds timeout = 10000ms) {
     zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
@@ -132,7 +132,7 @@ struct Dealer {
     }
     void send(const Bytes& b) { socket.send(zmq::const_buffer(b.data(), b.size()), zmq::send_flags::none); }
     /// The next message whose `t` is `type`, skipping others (kept in `skipped`).
-    std::optional<Json> next(const std::string& type, std::chrono::milliseconds timeout = 5000ms) {
+    std::optional<Json> next(const std::string& type, std::chrono::milliseconds timeout = 10000ms) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

@@ -54,7 +54,7 @@ struct Subscription {
     std::string bytes;
 };
 
-std::optional<Subscription> next_subscription(zmq::socket_t& xpub, std::chrono::milliseconds timeout = 5000ms) {
+std::optional<Subscription> next_subscription(zmq::socket_t& xpub, std::chrono::milliseconds timeout = 10000ms) {
     auto m = lv::receive(xpub, timeout);
     if (!m || m->size() < 1) return std::nullopt;
     const auto* p = static_cast<const char*>(m->data());
@@ -115,11 +115,11 @@ struct FakeCore {
     // go to `skipped`). Heartbeats met on the way are answered with the node's
     // own view (a core that keeps quiet for a lease is lost).
     std::optional<Json> next(const std::string& t, std::vector<std::string>* skipped = nullptr,
-                             std::chrono::milliseconds timeout = 6000ms) {
+                             std::chrono::milliseconds timeout = 10000ms) {
         for (int i = 0; i < 64; ++i) {
             auto id = lv::receive(core, timeout);
             if (!id) return std::nullopt;
-            auto body = lv::receive(core, 1000ms);
+            auto body = lv::receive(core, 10000ms);
             REQUIRE(body);
             routing = id->to_string();
             Json j = lv::as_json(*body);
@@ -408,7 +408,7 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
         sub.set(zmq::sockopt::subscribe, lv::prefix(wire::directed_channel(c::key, id)));
         sub.set(zmq::sockopt::subscribe, wire::encode_announcement(a));
     };
-    auto next_frame = [&](std::chrono::milliseconds timeout = 5000ms) -> std::optional<Bytes> {
+    auto next_frame = [&](std::chrono::milliseconds timeout = 10000ms) -> std::optional<Bytes> {
         auto m = lv::receive(sub, timeout);
         if (!m) return std::nullopt;
         return lv::bytes_of(*m);
@@ -417,7 +417,7 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
     SECTION("plain, then seq when it goes quiet, then end when it closes") {
         subscribe(c::topic, c::subscriber_id);
         auto publisher = std::make_unique<gecko::RawPublisher>(node.raw_publisher(c::topic, c::string_type));
-        REQUIRE(publisher->wait_for_subscribers(1, 5000ms));
+        REQUIRE(publisher->wait_for_subscribers(1, 10s));
         const Bytes payload = payload_of(gecko::msgs::String{"hello"});
         publisher->publish(payload.data(), payload.size());
         auto frame = next_frame();
@@ -425,7 +425,7 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
         check_frame(*frame, lv::vector_bytes("frame.plain"), true, false);  // sequence 1: the first message
         CHECK(lv::u64_at(*frame, 24) == publisher->id());
 
-        frame = next_frame(3000ms);  // quiet for a tick: "seq" with the last sequence
+        frame = next_frame();  // quiet for a tick: "seq" with the last sequence
         REQUIRE(frame);
         check_frame(*frame, lv::vector_bytes("frame.control_seq"), true, true, true);  // (last 1 here, 4 there)
         CHECK(lv::u64_at(*frame, 16) == 1);
@@ -445,7 +445,7 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
         gecko::PublisherOptions po;
         po.compress_above = 64;
         auto publisher = node.raw_publisher(c::topic, c::string_type, po);
-        REQUIRE(publisher.wait_for_subscribers(1, 5000ms));
+        REQUIRE(publisher.wait_for_subscribers(1, 10s));
         std::string text;
         for (int i = 0; i < 40; ++i) text += "gecko ";
         const Bytes payload = payload_of(gecko::msgs::String{text});
@@ -538,9 +538,9 @@ TEST_CASE("a live client sends the vectors' request and takes the vectors' repli
     sub.set(zmq::sockopt::subscribe, lv::prefix(wire::directed_channel(c::key, c::server_id)));
     const Bytes server_announcement = lv::vector_bytes("announcement.server");
     sub.set(zmq::sockopt::subscribe, std::string(server_announcement.begin(), server_announcement.end()));
-    REQUIRE(client.wait_for_server(5000ms));  // its out-port heard the server's announcement
+    REQUIRE(client.wait_for_server(10000ms));  // its out-port heard the server's announcement
 
-    auto first = std::async(std::launch::async, [&] { return client.call(AddRequest{2, 3}, 5000ms); });
+    auto first = std::async(std::launch::async, [&] { return client.call(AddRequest{2, 3}, 10000ms); });
     auto request = lv::receive(sub);
     REQUIRE(request);
     check_frame(lv::bytes_of(*request), lv::vector_bytes("frame.request"), true, false);  // request id 1
@@ -549,7 +549,7 @@ TEST_CASE("a live client sends the vectors' request and takes the vectors' repli
     xpub.send(zmq::const_buffer(reply.data(), reply.size()), zmq::send_flags::none);
     CHECK(first.get().sum == 5.0);
 
-    auto second = std::async(std::launch::async, [&] { return client.call(AddRequest{2, 3}, 5000ms); });
+    auto second = std::async(std::launch::async, [&] { return client.call(AddRequest{2, 3}, 10000ms); });
     request = lv::receive(sub);
     REQUIRE(request);
     CHECK(lv::u64_at(lv::bytes_of(*request), 16) == 2);  // request ids count up per client

@@ -375,6 +375,63 @@ TEST_CASE("a discovery message of another version, or without v and t, is refuse
     CHECK(why == "not a msgpack map");
 }
 
+TEST_CASE("a discovery message is refused for the first check it fails, in the documented order", "[conformance][discovery]") {
+    // DISCOVERY.md "Encoding": 1 the value, 2 trailing bytes, 3 a map, 4 v and t, 5 the version.
+    const auto why_of = [](const Bytes& b) {
+        std::string why;
+        CHECK_FALSE(discovery::Message::parse(reinterpret_cast<const char*>(b.data()), b.size(), &why));
+        return why;
+    };
+    // 1 before 2: a value cut short is not msgpack, whatever else is wrong with it.
+    CHECK(why_of({0x82, 0xa1, 'v', 0x02}).rfind("not msgpack (", 0) == 0);
+    // 1: a map with a key twice, though followed by bytes and with v 3.
+    CHECK(why_of({0x82, 0xa1, 'v', 0x03, 0xa1, 'v', 0x02, 0xc0}) == "not msgpack (field 'v' appears twice in the map)");
+    // 2 before 3: an array followed by more bytes.
+    CHECK(why_of({0x91, 0x02, 0xc0}) == "trailing bytes after the msgpack map");
+    // 3 before 4.
+    CHECK(why_of({0x91, 0x02}) == "not a msgpack map");
+    // 4 before 5: {v: 1} without t, and {v: "2", t: "hb"} (v not an int), and {v: 2.0, t: "hb"}.
+    CHECK(why_of({0x81, 0xa1, 'v', 0x01}) == "missing 'v' or 't'");
+    CHECK(why_of({0x82, 0xa1, 'v', 0xa1, '2', 0xa1, 't', 0xa2, 'h', 'b'}) == "missing 'v' or 't'");
+    CHECK(why_of({0x82, 0xa1, 'v', 0xcb, 0x40, 0, 0, 0, 0, 0, 0, 0, 0xa1, 't', 0xa2, 'h', 'b'}) == "missing 'v' or 't'");
+    // 5: v an int of any width.
+    CHECK(why_of({0x82, 0xa1, 'v', 0xcd, 0x00, 0x03, 0xa1, 't', 0xa2, 'h', 'b'}) == "unsupported protocol version 3");
+    const Bytes two = {0x82, 0xa1, 'v', 0xcd, 0x00, 0x02, 0xa1, 't', 0xa2, 'h', 'b'};
+    CHECK(discovery::Message::parse(reinterpret_cast<const char*>(two.data()), two.size(), nullptr));
+}
+
+TEST_CASE("a peer map has its 12 fields in order, each of its documented msgpack type", "[conformance][discovery]") {
+    // DISCOVERY.md section 3.1.
+    const std::vector<std::pair<std::string, wire::Type>> fields = {
+        {"id", wire::Type::integer},     {"kind", wire::Type::str},      {"topic", wire::Type::str},
+        {"type", wire::Type::str},       {"latched", wire::Type::boolean}, {"node", wire::Type::str},
+        {"session", wire::Type::integer}, {"host", wire::Type::str},     {"hostid", wire::Type::str},
+        {"pid", wire::Type::integer},    {"pidns", wire::Type::str},     {"locators", wire::Type::array}};
+    std::size_t maps = 0;
+    for (const std::string name : {"discovery.peers_full", "discovery.peers_delta", "discovery.peers_server"}) {
+        INFO(name);
+        const Bytes b = committed().bytes(name);
+        const auto msg = discovery::Message::parse(reinterpret_cast<const char*>(b.data()), b.size(), nullptr);
+        REQUIRE(msg);
+        const auto list = discovery::find(msg->root(), "peers");
+        REQUIRE(list);
+        for (const wire::Value& peer : list->items()) {
+            ++maps;
+            REQUIRE(peer.count() == fields.size());
+            std::size_t i = 0;
+            for (const auto& [key, value] : peer.entries()) {
+                CHECK(key.as_str() == fields[i].first);
+                CHECK(value.type() == fields[i].second);
+                ++i;
+            }
+            CHECK(peer.find("id")->as_uint().value_or(0) != 0);
+            CHECK(peer.find("session")->as_uint());
+            for (const wire::Value& l : peer.find("locators")->items()) CHECK(l.type() == wire::Type::str);
+        }
+    }
+    CHECK(maps > 0);
+}
+
 TEST_CASE("gecko.msgs vectors decode to their values and encode back to the same bytes", "[conformance][msgs]") {
     SECTION("Imu") {
         const Bytes b = committed().bytes("msgs.imu");

@@ -46,7 +46,7 @@ TEST_CASE("the nodes of one process share their connections to the core, 16 to a
     auto sub = nodes.back()->subscriber<gecko::msgs::Int64>("t0");
     gecko::msgs::Int64 got;
     bool received = false;
-    for (int i = 0; i < 300 && !received; ++i) {
+    for (int i = 0; i < 3000 && !received; ++i) {  // up to 30 s: the first may go before the link is up
         publishers.front().publish(gecko::msgs::Int64{42});
         received = sub.receive(got, 10ms);
     }

@@ -18,11 +18,11 @@ namespace {
 // Polls (bounded) until `pred` holds for the graph the node sees.
 template <class Pred>
 gecko::Graph graph_until(gecko::Node& node, Pred pred) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     gecko::Graph g;
     while (std::chrono::steady_clock::now() < deadline) {
         try {
-            g = node.graph(1000ms);
+            g = node.graph(10s);
             if (pred(g)) return g;
         } catch (const gecko::Error&) {
         }
@@ -77,7 +77,7 @@ TEST_CASE("node.graph() lists nodes, topics with types, publishers, subscribers,
     CHECK(g.find("double") == nullptr);  // a service is not a topic
 
     // The same, without a node of one's own.
-    const auto q = gecko::query_graph(node_options(key, "tool", core), 3000ms);
+    const auto q = gecko::query_graph(node_options(key, "tool", core), 10s);
     CHECK(q.find("joint") != nullptr);
     CHECK(q.nodes.size() == 2);  // asking registered nothing
 }
@@ -97,7 +97,7 @@ TEST_CASE("on_graph_change() reports topics as they appear and go", "[discovery]
     watcher.spin_in_background();  // graph callbacks run where the node spins
     auto seen = [&](gecko::GraphEvent::Kind kind, const std::string& name) {
         std::unique_lock<std::mutex> lock(m);
-        return cv.wait_for(lock, 5s, [&] {
+        return cv.wait_for(lock, 20s, [&] {
             for (const auto& e : events)
                 if (e.kind == kind && e.name == name) return true;
             return false;

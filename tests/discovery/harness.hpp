@@ -66,7 +66,7 @@ inline Process start_node(const std::string& key, const std::string& name, std::
     for (const char* v : {"GECKO_KEY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_NO_MULTICAST", "GECKO_INTERFACE"})
         if (!o.env.count(v)) o.unset_env.push_back(v);
     auto p = Process::spawn(FAKE_NODE_PATH, args, o);
-    if (!p.wait_for_line("ready", 5s)) throw std::runtime_error("fake_node did not start:\n" + p.output());
+    if (!p.wait_for_line("ready", 20s)) throw std::runtime_error("fake_node did not start:\n" + p.output());
     return p;
 }
 

@@ -8,6 +8,7 @@
 #include "gecko/node.hpp"
 #include "gecko/options.hpp"
 #include "gecko/wire/discovery.hpp"
+#include "geckocore/core.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -60,6 +61,81 @@ TEST_CASE("a node searches for its core where the GECKO_ variables say", "[disco
     CHECK(d.multicast);
     CHECK(d.multicast_group == "239.255.71.67");
     CHECK(d.multicast_port == 7650);
+}
+
+TEST_CASE("boolean GECKO_ variables take one set of values, in nodes and in geckocore alike", "[discovery][options]") {
+    for (const char* on : {"1", "true", "yes", "on", "TRUE", "Yes", " on ", "\t1\n", "oN"}) {
+        bool out = false;
+        CHECK(gecko::parse_flag(on, out).empty());
+        CHECK(out);
+    }
+    for (const char* off : {"0", "false", "no", "off", "FALSE", "No", " off", "0 ", "oFf"}) {
+        bool out = true;
+        CHECK(gecko::parse_flag(off, out).empty());
+        CHECK_FALSE(out);
+    }
+    for (const char* empty : {"", " ", "\t"}) {  // the default: `out` untouched
+        bool a = true, b = false;
+        CHECK(gecko::parse_flag(empty, a).empty());
+        CHECK(gecko::parse_flag(empty, b).empty());
+        CHECK(a);
+        CHECK_FALSE(b);
+    }
+    for (const char* bad : {"maybe", "2", "y", "n", "enable", "o n", "-1", "truee"}) {
+        bool out = false;
+        CHECK(gecko::parse_flag(bad, out) == "expected 1, true, yes or on; or 0, false, no or off");
+    }
+
+    // The same values reach a node and the core: `no` leaves multicast on in both.
+    for (const auto& [value, multicast] : {std::pair<const char*, bool>{"no", true}, {" YES", false}, {"Off", true},
+                                           {"1", false}, {"", true}}) {
+        ::setenv("GECKO_NO_MULTICAST", value, 1);
+        CHECK(gecko::NodeOptions::from_env().multicast_enabled == multicast);
+        CHECK(gecko::core::CoreOptions::from_env().multicast == multicast);
+    }
+    ::setenv("GECKO_NO_MULTICAST", "maybe", 1);
+    const std::string said = "GECKO_NO_MULTICAST='maybe': expected 1, true, yes or on; or 0, false, no or off";
+    CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), said);
+    CHECK_THROWS_WITH(gecko::core::CoreOptions::from_env(), said);
+    ::unsetenv("GECKO_NO_MULTICAST");
+
+    // GECKO_DISCOVERY: on is discovery on.
+    for (const auto& [value, discovery] : {std::pair<const char*, bool>{"off", false}, {"FALSE", false}, {"0", false},
+                                           {"no", false}, {"on", true}, {"1", true}, {"", true}}) {
+        ::setenv("GECKO_DISCOVERY", value, 1);
+        CHECK(gecko::NodeOptions::from_env().discovery == discovery);
+    }
+    ::setenv("GECKO_DISCOVERY", "disabled", 1);
+    CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), Catch::StartsWith("GECKO_DISCOVERY='disabled': expected 1, true"));
+    ::unsetenv("GECKO_DISCOVERY");
+
+    for (const auto& [value, group] : {std::pair<const char*, bool>{"yes", true}, {"0", false}, {" On", true}}) {
+        ::setenv("GECKO_SHM_GROUP", value, 1);
+        CHECK(gecko::NodeOptions::from_env().shared_memory_group == group);
+    }
+    ::setenv("GECKO_SHM_GROUP", "group", 1);
+    CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), Catch::StartsWith("GECKO_SHM_GROUP='group': expected 1, true"));
+    ::unsetenv("GECKO_SHM_GROUP");
+}
+
+TEST_CASE("CoreOptions::from_env reads geckocore's GECKO_ variables", "[discovery][options]") {
+    ::setenv("GECKO_KEY", "dalek", 1);
+    ::setenv("GECKO_MULTICAST", "239.255.9.9:7777", 1);
+    ::setenv("GECKO_INTERFACE", "eth1", 1);
+    ::setenv("GECKO_NO_MULTICAST", "true", 1);
+    auto o = gecko::core::CoreOptions::from_env();
+    CHECK(o.key == "dalek");
+    CHECK(o.multicast_group == "239.255.9.9");
+    CHECK(o.multicast_port == 7777);
+    CHECK(o.interface == "eth1");
+    CHECK_FALSE(o.multicast);
+    ::setenv("GECKO_MULTICAST", "10.0.0.1", 1);
+    CHECK_THROWS_WITH(gecko::core::CoreOptions::from_env(), Catch::StartsWith("GECKO_MULTICAST='10.0.0.1': "));
+    for (const char* v : {"GECKO_KEY", "GECKO_MULTICAST", "GECKO_NO_MULTICAST", "GECKO_INTERFACE"}) ::unsetenv(v);
+    o = gecko::core::CoreOptions::from_env();
+    CHECK(o.key.empty());
+    CHECK(o.multicast);
+    CHECK(o.multicast_group == gecko::core::CoreOptions{}.multicast_group);
 }
 
 TEST_CASE("malformed input is rejected with a reason, never a crash", "[discovery][wire]") {

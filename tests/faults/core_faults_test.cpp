@@ -22,14 +22,14 @@ namespace {
 
 std::string str(const gecko::wire::Value& o, const char* key) { return discovery::get_str(o, key).value_or(""); }
 
-// The error a core answers a hello or add with (nullopt: none within 3 s).
-std::optional<std::pair<std::string, std::string>> error_of(CoreClient& c, std::chrono::milliseconds timeout = 3s) {
+// The error a core answers a hello or add with (nullopt: none within the timeout).
+std::optional<std::pair<std::string, std::string>> error_of(CoreClient& c, std::chrono::milliseconds timeout = 10s) {
     auto e = c.await("error", timeout);
     if (!e) return std::nullopt;
     return std::make_pair(str(e->root(), "code"), str(e->root(), "message"));
 }
 
-bool welcomed(CoreClient& c, std::chrono::milliseconds timeout = 3s) { return c.await("welcome", timeout).has_value(); }
+bool welcomed(CoreClient& c, std::chrono::milliseconds timeout = 10s) { return c.await("welcome", timeout).has_value(); }
 
 // The core's log lines so far (its stderr), waiting up to `wait` for more.
 std::vector<std::string> core_lines(gecko::test::CoreOnLoopback& core, std::chrono::milliseconds wait = 0ms) {
@@ -138,9 +138,9 @@ TEST_CASE("a node whose entities the core lost (heartbeat digest differs) regist
     });
     auto pub = Victim::start({"pub", "--topic", "kept"}, {{"GECKO_CORE", fake.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_KEY", key}});
     const auto is_pub = [&](const gecko::wire::Value& o) { return discovery::get_u64(o, "id").value_or(0) == pub.id; };
-    REQUIRE(fake.wait_count("add", 1, 5s, is_pub));
+    REQUIRE(fake.wait_count("add", 1, 10s, is_pub));
     // Heartbeats every 100 ms (a third of the 300 ms lease): each says the core lost it.
-    CHECK(fake.wait_count("add", 3, 5s, is_pub));
+    CHECK(fake.wait_count("add", 3, 10s, is_pub));
     CHECK(fake.count("hello") >= 2);
 }
 
@@ -198,7 +198,7 @@ TEST_CASE("10,000 adds from one session cost the core bounded CPU time, and its 
     for (int i = 0; i < 20; ++i) {
         const auto sent = Clock::now();
         bystander.session_message("hb");
-        REQUIRE(bystander.await("hb", 5s));
+        REQUIRE(bystander.await("hb", 10s));
         worst_ms = std::max(worst_ms, std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
     }
     const auto list = list_core(core.endpoint, key);
@@ -221,7 +221,7 @@ TEST_CASE("10,000 publishers on one topic with a subscriber watching it cost the
     watcher.hello(key, "watcher");
     REQUIRE(welcomed(watcher));
     watcher.add(1, EntityKind::subscriber, "crowded", "gecko.msgs.Int64");
-    REQUIRE(watcher.await("peers", 5s));
+    REQUIRE(watcher.await("peers", 10s));
     CoreClient flood(core.endpoint);
     flood.hello(key, "flood");
     REQUIRE(welcomed(flood));
@@ -237,7 +237,7 @@ TEST_CASE("10,000 publishers on one topic with a subscriber watching it cost the
     const double add_cpu = figures_of(core.proc.pid()).cpu_s - cpu0;
     // The watcher heard of every publisher of its type, one delta each.
     std::size_t peers = 0;
-    for (auto m = watcher.recv(2s); m; m = watcher.recv(500ms))
+    for (auto m = watcher.recv(10s); m; m = watcher.recv(500ms))
         if (m->type() == "peers") {
             const auto list = discovery::find(m->root(), "peers");
             if (list) peers += list->count();
@@ -266,7 +266,7 @@ TEST_CASE("entities beyond max_entities_per_session and sessions beyond max_sess
     std::size_t refused = 0;
     std::string message;
     for (;;) {
-        auto m = c.recv(5s);
+        auto m = c.recv(10s);
         REQUIRE(m);
         if (m->type() == "hb") {
             CHECK(discovery::get_u64(m->root(), "n").value_or(0) == 100);
@@ -285,7 +285,7 @@ TEST_CASE("entities beyond max_entities_per_session and sessions beyond max_sess
     for (int i = 0; i < 5; ++i) {  // "greedy" is one of the host's 3 already
         nodes.push_back(std::make_unique<CoreClient>(core.endpoint));
         nodes.back()->hello(key, "n" + std::to_string(i), "hostile-host");
-        auto m = nodes.back()->recv(3s);
+        auto m = nodes.back()->recv(10s);
         REQUIRE(m);
         if (m->type() == "welcome") ++welcomed_nodes;
         if (m->type() == "error" && str(m->root(), "code") == "refused" &&
@@ -322,7 +322,7 @@ TEST_CASE("sessions beyond max_sessions_per_connection are refused with a reason
     }
     std::size_t welcomes = 0, refusals = 0;
     for (int i = 0; i < 10; ++i) {
-        const auto m = c.recv(3s);
+        const auto m = c.recv(10s);
         REQUIRE(m);
         if (m->type() == "welcome") ++welcomes;
         if (m->type() == "error" && str(m->root(), "code") == "refused" &&
@@ -372,6 +372,15 @@ TEST_CASE("huge names are refused at registration, with a reason", "[faults][ite
         CHECK(e->first == "refused");
         CHECK(e->second.find(pidns ? "pidns" : "hostid") != std::string::npos);
     }
+    // A host id that kept boot_id's trailing newline (DISCOVERY.md §2.3): refused, not linked over tcp.
+    {
+        CoreClient c(core.endpoint);
+        c.hello(key, "newline", "host", {}, {}, std::nullopt, "0c9a5b1e-7d2f-4c1a-9e3b-5f6a7b8c9d0e\n/mnt:[4026531841]");
+        const auto e = error_of(c);
+        REQUIRE(e);
+        CHECK(e->first == "refused");
+        CHECK(e->second.find("hostid") != std::string::npos);
+    }
     CoreClient c(core.endpoint);
     c.hello(key, "namer");
     REQUIRE(welcomed(c));
@@ -388,7 +397,7 @@ TEST_CASE("huge names are refused at registration, with a reason", "[faults][ite
     const auto list = list_core(core.endpoint, key);
     REQUIRE(list);
     CHECK(list_size(*list, "topics") == 0);
-    CHECK(core_counter(*list, "refused") == 6);
+    CHECK(core_counter(*list, "refused") == 7);
 }
 
 TEST_CASE("registrations crafted to the limits do not break discovery for another subscriber of the topic",
@@ -458,7 +467,7 @@ TEST_CASE("list answers stay under the tools' limit whatever the table holds, an
     REQUIRE(one.await("hb", 20s));
     std::size_t welcomes = 0;
     while (welcomes < nodes) {
-        const auto m = many.recv(5s);
+        const auto m = many.recv(10s);
         REQUIRE(m);
         welcomes += m->type() == "welcome";
     }
@@ -494,7 +503,7 @@ TEST_CASE("list answers stay under the tools' limit whatever the table holds, an
     auto tool = Process::spawn(GECKO_CLI_PATH, {"list", "--names"}, o);
     const auto deadline = Clock::now() + 20s;
     while (!tool.out().eof() && Clock::now() < deadline) tool.out().drain(100ms);
-    const auto rc = tool.wait(2s);
+    const auto rc = tool.wait(10s);
     REQUIRE(rc);
     CHECK(*rc == 0);
     const auto lines = tool.out().lines();
@@ -541,7 +550,7 @@ TEST_CASE("1,100 idle tcp connections to a core limited to 1,024 fds: it does no
     const auto t0 = Clock::now();
     CoreClient late(core.endpoint);
     late.hello(key, "late");
-    const bool in = welcomed(late, 5s);
+    const bool in = welcomed(late, 10s);
     const auto joined_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     while (Clock::now() - t0 < 3s) std::this_thread::sleep_for(50ms);  // the measuring window itself
     const double cpu = figures_of(core.proc.pid()).cpu_s - cpu0;
@@ -592,7 +601,7 @@ TEST_CASE("20,000 hellos write a bounded number of core lines, with a count of t
     }
     // The held-back counts come out within a log period or two.
     auto lines = core_lines(core, 1s);
-    for (auto until = Clock::now() + 3s; count_containing(lines, "held back") < 2 && Clock::now() < until;)
+    for (auto until = Clock::now() + 20s; count_containing(lines, "held back") < 2 && Clock::now() < until;)
         lines = core_lines(core, 200ms);
     const auto written = lines.size() - start_lines;
     WARN("item 6: " << n << " hellos (joined, then expired) wrote " << written << " core lines");
@@ -693,11 +702,11 @@ TEST_CASE("the core removes the ipc socket file of a node of its host that was k
     struct stat st {};
     REQUIRE(::stat(socket.c_str(), &st) == 0);
     pub.proc.kill();
-    REQUIRE(pub.proc.wait(5s));
+    REQUIRE(pub.proc.wait(20s));
     REQUIRE(::stat(socket.c_str(), &st) == 0);  // SIGKILL leaves it behind
     // The core checks its host's nodes every 200 ms (kill(pid, 0)).
     bool gone = false;
-    for (const auto until = Clock::now() + 5s; !gone && Clock::now() < until;) {
+    for (const auto until = Clock::now() + 20s; !gone && Clock::now() < until;) {
         gone = ::stat(socket.c_str(), &st) != 0;
         if (!gone) std::this_thread::sleep_for(20ms);  // poll interval of a bounded wait on the file system
     }

@@ -519,7 +519,7 @@ inline void pack_fake_peer(msgpack::packer<msgpack::sbuffer>& pk, std::uint64_t 
 
 /// The core's answer to `list` (one page), asked on a DEALER of its own.
 inline std::optional<discovery::Message> list_core(const std::string& endpoint, const std::string& key,
-                                                   std::chrono::milliseconds timeout = 5s) {
+                                                   std::chrono::milliseconds timeout = 10s) {
     CoreClient c(endpoint);
     discovery::Writer w("list", 1);
     w.kv("key", key);

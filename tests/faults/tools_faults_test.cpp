@@ -27,7 +27,7 @@ std::string run_gecko(const std::vector<std::string>& args, const std::map<std::
     auto p = Process::spawn(GECKO_CLI_PATH, args, o);
     const auto deadline = Clock::now() + timeout;
     while (!p.out().eof() && Clock::now() < deadline) p.out().drain(100ms);
-    if (!p.wait(2s)) p.kill();
+    if (!p.wait(10s)) p.kill();
     std::string all;
     for (const auto& l : p.out().lines()) all += l + "\n";
     return all;
@@ -208,8 +208,8 @@ TEST_CASE("every tool's output escapes control characters in names and messages 
             publisher.send(make_frame(wire::channel_of(key, "evil"), 99, seq, wire::type_hash("gecko.msgs.String"), payload));
             echo.out().drain(50ms);
         }
-        while (!echo.out().eof() && Clock::now() < deadline + 2s) echo.out().drain(100ms);
-        echo.wait(2s);
+        while (!echo.out().eof() && Clock::now() < deadline + 10s) echo.out().drain(100ms);
+        echo.wait(10s);
         std::string out;
         for (const auto& l : echo.out().lines()) out += l + "\n";
         CAPTURE(args, out);
@@ -249,7 +249,7 @@ TEST_CASE("gecko list reads a table larger than one answer of the core, page by 
         for (int l = 0; l < 8; ++l) locators.push_back("ipc:///nowhere/" + std::string(90, char('a' + l)));
         nodes.push_back(std::make_unique<CoreClient>(core.endpoint));
         nodes.back()->hello(key, "pager" + std::to_string(s), "host", locators);
-        REQUIRE(nodes.back()->await("welcome", 5s));
+        REQUIRE(nodes.back()->await("welcome", 10s));
         for (std::size_t i = 0; i < per_node; ++i) {
             std::string name = "page/" + std::to_string(s) + "/" + std::to_string(i) + "/";
             name += std::string(250 - name.size(), 'x');

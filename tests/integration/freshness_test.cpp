@@ -34,7 +34,7 @@ Run slow_subscriber(const std::string& bind, std::size_t depth) {
     constexpr long count = 20000;  // 2 s at 10 kHz
     auto pub = Process::spawn(GECKO_TEST_NODE, {"pub", "--count", std::to_string(count), "--rate", "10000", "--wait-subs",
                                                 "1", "--no-discovery", "--key", "fresh", "--endpoint", bind});
-    const auto ready = pub.wait_for_line("ready", 5s);
+    const auto ready = pub.wait_for_line("ready", 10s);
     REQUIRE(ready);
     const std::string scheme = bind.substr(0, bind.find("://") + 3);
     const auto endpoint = gecko::test::endpoint_after(*ready, " " + scheme);

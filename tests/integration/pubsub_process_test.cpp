@@ -27,7 +27,7 @@ Process node(const std::vector<std::string>& args, const SpawnOptions& options =
 // The endpoint a publisher process bound, from its "ready ENDPOINT..." line:
 // the first one starting with `scheme` (tcp://127.0.0.1:* comes back with its port).
 std::string bound_endpoint(Process& pub, const std::string& scheme) {
-    const auto ready = pub.wait_for_line("ready", 5s);
+    const auto ready = pub.wait_for_line("ready", 10s);
     INFO("publisher output:\n" << pub.output());
     REQUIRE(ready);
     const auto endpoint = gecko::test::endpoint_after(*ready, " " + scheme);
@@ -69,10 +69,10 @@ TEST_CASE("a subscriber process receives a publisher process's messages in order
         INFO("endpoint " << endpoint);
         auto sub = node({"sub", "--count", "200", "--no-discovery", "--key", "it", "--endpoint", endpoint});
         expect_in_order(sub, 200);
-        auto stats = sub.wait_for_line("stats", 5s);
+        auto stats = sub.wait_for_line("stats", 10s);
         REQUIRE(stats);
         CHECK(stats->find("drops=0") != std::string::npos);
-        CHECK(sub.wait(5s) == 0);
+        CHECK(sub.wait(20s) == 0);
     }
 }
 
@@ -85,17 +85,17 @@ TEST_CASE("with geckocore, publisher and subscriber find each other in either st
 
     SECTION("subscriber first") {
         auto sub = node(with({"sub", "--count", "50"}, common), env);
-        REQUIRE(sub.wait_for_line("ready", 5s));
+        REQUIRE(sub.wait_for_line("ready", 10s));
         auto pub = node(with({"pub", "--count", "50", "--wait-subs", "1"}, common), env);
         expect_in_order(sub, 50);
-        CHECK(sub.wait(5s) == 0);
+        CHECK(sub.wait(20s) == 0);
     }
     SECTION("publisher first") {
         auto pub = node(with({"pub", "--count", "50", "--wait-subs", "1"}, common), env);
-        REQUIRE(pub.wait_for_line("ready", 5s));
+        REQUIRE(pub.wait_for_line("ready", 10s));
         auto sub = node(with({"sub", "--count", "50"}, common), env);
         expect_in_order(sub, 50);
-        CHECK(sub.wait(5s) == 0);
+        CHECK(sub.wait(20s) == 0);
     }
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("nodes on one host link over shared memory, and over ipc when the segm
     SpawnOptions env = with_core(core, ipc_dir);
     env.stderr_mode = Stderr::merge;  // the subscriber's log lines, with its output
     auto pub = node({"pub", "--count", "400", "--wait-subs", "1", "--key", key}, env);
-    const auto ready = pub.wait_for_line("ready", 5s);
+    const auto ready = pub.wait_for_line("ready", 10s);
     REQUIRE(ready);
     const auto segment = gecko::test::endpoint_after(*ready, " shm://");
     REQUIRE(segment);  // the publisher offers shared memory
@@ -115,7 +115,7 @@ TEST_CASE("nodes on one host link over shared memory, and over ipc when the segm
     SECTION("shared memory") {
         auto sub = node({"sub", "--count", "400", "--key", key}, env);
         expect_in_order(sub, 400);
-        CHECK(sub.wait(5s) == 0);
+        CHECK(sub.wait(20s) == 0);
         CHECK(sub.output().find("cannot use shm://") == std::string::npos);
     }
     SECTION("its segment is gone: ipc, said once") {
@@ -123,7 +123,7 @@ TEST_CASE("nodes on one host link over shared memory, and over ipc when the segm
         REQUIRE(::unlink(("/dev/shm/" + *segment).c_str()) == 0);
         auto sub = node({"sub", "--count", "400", "--key", key}, env);
         expect_in_order(sub, 400);
-        CHECK(sub.wait(5s) == 0);
+        CHECK(sub.wait(20s) == 0);
         const auto out = sub.output();
         INFO(out);
         CHECK(out.find("cannot use shm://" + *segment) != std::string::npos);
@@ -137,7 +137,7 @@ TEST_CASE("a subscriber process receives from two publisher processes", "[integr
     TempDir ipc_dir;
     const SpawnOptions env = with_core(core, ipc_dir);
     auto sub = node({"sub", "--count", "40", "--key", key}, env);
-    REQUIRE(sub.wait_for_line("ready", 5s));
+    REQUIRE(sub.wait_for_line("ready", 10s));
     auto a = node({"pub", "--count", "20", "--wait-subs", "1", "--key", key}, env);
     auto b = node({"pub", "--count", "20", "--wait-subs", "1", "--key", key}, env);
     std::set<std::string> publishers;
@@ -147,7 +147,7 @@ TEST_CASE("a subscriber process receives from two publisher processes", "[integr
         publishers.insert(line->substr(line->rfind(' ') + 1));
     }
     CHECK(publishers.size() == 2);
-    CHECK(sub.wait(5s) == 0);
+    CHECK(sub.wait(20s) == 0);
 }
 
 TEST_CASE("a subscriber process of another type counts mismatches and decodes nothing", "[integration][types]") {
@@ -161,5 +161,5 @@ TEST_CASE("a subscriber process of another type counts mismatches and decodes no
     REQUIRE(stats);
     CHECK(stats->find("received=0") != std::string::npos);
     CHECK(stats->find("mismatches=5") != std::string::npos);
-    CHECK(sub.wait(5s) == 1);
+    CHECK(sub.wait(20s) == 1);
 }

@@ -24,7 +24,7 @@ using gecko::msgs::click::ValueType;
 
 
 /// Waits until `condition` holds or `timeout` passes (polling; bounded).
-inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 3000ms) {
+inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 20000ms) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!condition()) {
         if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -158,8 +158,8 @@ struct Rig {
     gecko::click::ControllerOptions controller_options(const std::string& id = "") {
         gecko::click::ControllerOptions o;
         o.controller_id = id;
-        o.timeout = 3000ms;
-        o.connect_timeout = 3000ms;
+        o.timeout = 10000ms;
+        o.connect_timeout = 10000ms;
         return o;
     }
 
@@ -177,7 +177,7 @@ struct Rig {
 
         /// The next answer to request `id` of `controller` within `timeout`, skipping others.
         std::optional<gecko::click::Answer> answer_to(const std::string& controller, std::uint64_t id,
-                                                      std::chrono::milliseconds timeout = 2000ms) {
+                                                      std::chrono::milliseconds timeout = 10000ms) {
             const auto deadline = std::chrono::steady_clock::now() + timeout;
             for (;;) {
                 const auto left = deadline - std::chrono::steady_clock::now();
@@ -190,7 +190,7 @@ struct Rig {
         /// Publishes `r` every 20 ms until its answer comes (the subscriptions
         /// settle meanwhile); the duplicates are answered from the cache.
         std::optional<gecko::click::Answer> exchange(const gecko::click::Request& r,
-                                                     std::chrono::milliseconds timeout = 3000ms) {
+                                                     std::chrono::milliseconds timeout = 10000ms) {
             const auto deadline = std::chrono::steady_clock::now() + timeout;
             while (std::chrono::steady_clock::now() < deadline) {
                 requests.publish(r);
@@ -209,7 +209,7 @@ struct Rig {
         s.depth = 1024;
         RawClient c{controller_node.publisher<gecko::click::Request>(server->topics().request),
                     controller_node.subscriber<gecko::click::Answer>(server->topics().answer, s)};
-        c.requests.wait_for_subscribers(1, 2000ms);
+        c.requests.wait_for_subscribers(1, 10000ms);
         return c;
     }
 };

@@ -333,7 +333,7 @@ TEST_CASE("answers for another controller or an older request are ignored", "[lo
     ctl.handshake();
     // An answer to someone else, and a late answer to an old request of ours, published on the answer topic.
     auto fake = rig.node.publisher<gecko::click::Answer>(ctl.topics().answer);
-    REQUIRE(fake.wait_for_subscribers(1, 2000ms));
+    REQUIRE(fake.wait_for_subscribers(1, 10s));
     gecko::click::Answer other;
     other.controller_id = "someone-else";
     other.answers = 2;

@@ -97,7 +97,7 @@ TEST_CASE("geckocore, gecko-sim and gecko-controller run 200 lockstep steps", "[
     env.unset_env = {"GECKO_KEY", "GECKO_DISCOVERY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
     env.stderr_mode = gecko::test::Stderr::merge;
     auto sim = Process::spawn(GECKO_SIM_PATH, {"--key", key, "--watchdog-ms", "2000"}, env);
-    REQUIRE(sim.wait_for_line("ready", 5s));
+    REQUIRE(sim.wait_for_line("ready", 10s));
 
     auto controller = Process::spawn(GECKO_CONTROLLER_PATH, {"--key", key, "--steps", "200"}, env);
     auto summary = controller.wait_for_line("done:", 30s);
@@ -109,20 +109,20 @@ TEST_CASE("geckocore, gecko-sim and gecko-controller run 200 lockstep steps", "[
     CHECK(controller.wait(10s) == 0);
 
     // The simulation ended that run and serves the next controller.
-    CHECK(sim.wait_for_line("ended the run", 5s));
+    CHECK(sim.wait_for_line("ended the run", 10s));
     REQUIRE(sim.write_line("status"));
-    auto status = sim.wait_for_line("status:", 5s);
+    auto status = sim.wait_for_line("status:", 10s);
     REQUIRE(status);
     CHECK(status->find("steps=200") != std::string::npos);
     CHECK(status->find("controller=-") != std::string::npos);
     // Two commands in one write are both served.
     REQUIRE(sim.write_line("status\nstatus"));
-    CHECK(sim.wait_for_line("status:", 5s));
-    CHECK(sim.wait_for_line("status:", 5s));
+    CHECK(sim.wait_for_line("status:", 10s));
+    CHECK(sim.wait_for_line("status:", 10s));
 
     // SIGINT: stop cycles, then a clean exit.
     sim.kill(SIGINT);
-    CHECK(sim.wait_for_line("shutting down", 5s));
+    CHECK(sim.wait_for_line("shutting down", 10s));
     CHECK(sim.wait(10s) == 0);
     INFO("sim output:\n" << sim.output());
 }

@@ -9,9 +9,9 @@
 /// **Example**:
 /// ```
 /// auto core = gecko::test::Process::spawn(GECKOCORE_PATH, {"--key", "k"});
-/// REQUIRE(core.wait_for_line("listening on", 5s));
+/// REQUIRE(core.wait_for_line("listening on", 10s));
 /// core.kill();                       // SIGKILL
-/// CHECK(core.wait(2s) == 128 + 9);   // exit code, or 128 + signal
+/// CHECK(core.wait(10s) == 128 + 9);  // exit code, or 128 + signal
 /// ```
 /// A Process that is still running when destroyed is killed and reaped.
 

@@ -67,7 +67,7 @@ TEST_CASE("connection options may come before the command, and -k is --key", "[t
     INFO(before.err);
     CHECK(before.exit_code == 0);
     CHECK(before.out == "imu\n");
-    const auto short_key = finish(Process::spawn(GECKO_CLI_PATH, {"-k", k.key(), "--timeout=2s", "list", "--names"}, o), 10s);
+    const auto short_key = finish(Process::spawn(GECKO_CLI_PATH, {"-k", k.key(), "--timeout=10s", "list", "--names"}, o), 30s);
     CHECK(short_key.out == "imu\n");
     const auto after = finish(Process::spawn(GECKO_CLI_PATH, {"list", "--names", "-k", k.key()}, o), 10s);
     CHECK(after.out == "imu\n");

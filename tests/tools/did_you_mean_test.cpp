@@ -33,7 +33,7 @@ TEST_CASE("gecko echo imuu and hz /imu suggest imu and still wait for their topi
     CHECK(contains(*hz_said, "no topic '/imu' under key '" + k.key() + "'; did you mean 'imu'?"));
     CHECK(hz.running());
     hz.kill(SIGTERM);
-    CHECK(finish(std::move(hz), 5s).exit_code == 0);
+    CHECK(finish(std::move(hz), 20s).exit_code == 0);
 }
 
 TEST_CASE("gecko info and gecko call suggest the name and exit 1, an unknown command exits 2", "[tools][process][suggest]") {

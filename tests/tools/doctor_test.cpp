@@ -51,14 +51,14 @@ TEST_CASE("gecko doctor lists every core that answers by multicast, and two of o
 
     // The second gone, the first still counted its announcements: a failure until it restarts.
     second.process.kill(SIGTERM);
-    REQUIRE(second.process.wait(5s));
+    REQUIRE(second.process.wait(20s));
     const auto after = finish(Process::spawn(GECKO_CLI_PATH, {"doctor", "--timeout", "1s"}, multicast_only(key, group)), 15s);
     INFO(after.out);
     CHECK(after.exit_code == 1);
     CHECK(contains(after.out, "duplicate_cores"));
     CHECK(contains(after.out, "stop one of them"));
     first.process.kill(SIGTERM);
-    first.process.wait(5s);
+    first.process.wait(20s);
 }
 
 TEST_CASE("gecko doctor on a loopback-only host: the core answers through lo, and nothing says otherwise", "[tools][process][doctor][netns]") {
@@ -98,5 +98,5 @@ TEST_CASE("gecko doctor on a loopback-only host: the core answers through lo, an
     CHECK(!contains(r.out, "WARN"));
     CHECK(!contains(r.out, "What to do"));
     core.kill(SIGTERM);
-    core.wait(5s);
+    core.wait(20s);
 }

@@ -125,9 +125,9 @@ public:
     // so that they withdraw from the core and remove their ipc sockets.
     ~Key() {
         for (auto& c : children_) c.kill(SIGTERM);
-        for (auto& c : children_) c.wait(3s);
+        for (auto& c : children_) c.wait(20s);
         core_.process.kill(SIGTERM);
-        core_.process.wait(3s);
+        core_.process.wait(20s);
     }
     Key(const Key&) = delete;
     Key& operator=(const Key&) = delete;

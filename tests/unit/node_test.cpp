@@ -93,7 +93,7 @@ TEST_CASE("NodeOptions::from_env reads the shared-memory variables, and refuses 
         CHECK(o.shared_memory_size == std::size_t(8) << 20);
     }
     for (const auto& [name, value] : {std::pair<const char*, const char*>{"GECKO_SHM", "sometimes"},
-                                      {"GECKO_SHM_GROUP", "yes"},
+                                      {"GECKO_SHM_GROUP", "2"},
                                       {"GECKO_SPIN_US", "-3"},
                                       {"GECKO_SHM_SIZE", "-1"},
                                       {"GECKO_SHM_SIZE", "8MB"},

@@ -40,7 +40,7 @@ struct PubSub {
         : node(make_node("pubsub", std::move(transports))) {
         pub = node.publisher<Int64>("numbers");
         sub = node.subscriber<Int64>("numbers", options);
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
     }
 };
 
@@ -53,7 +53,7 @@ struct CallbackRig {
     template <class F>
     gecko::Subscriber<Int64> subscribe(F callback, gecko::SubscriberOptions options = {}) {
         auto sub = node.subscriber<Int64>("numbers", std::move(callback), options);
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
         return sub;
     }
 };
@@ -66,7 +66,7 @@ TEST_CASE("a subscriber receives every message in order", "[pubsub]") {
     PubSub t({}, {transport});
     for (int i = 1; i <= 100; ++i) {
         t.pub.publish(Int64{i});
-        auto msg = t.sub.receive(1s);
+        auto msg = t.sub.receive(10s);
         REQUIRE(msg);
         CHECK(msg->data == i);
     }
@@ -79,7 +79,7 @@ TEST_CASE("message info carries sequence, publisher and timestamps", "[pubsub]")
     const auto before = gecko::now_ns();
     s.pub.publish(Int64{7});
     gecko::MessageInfo info;
-    auto msg = s.sub.receive(1s, &info);
+    auto msg = s.sub.receive(10s, &info);
     REQUIRE(msg);
     CHECK(info.sequence == 1);
     CHECK(info.publisher_id == s.pub.raw().id());
@@ -126,7 +126,7 @@ TEST_CASE("keep-last-N holds for a slow reader polling with receive()", "[pubsub
     PubSub s(options);
     for (int i = 1; i <= 10; ++i) s.pub.publish(Int64{i});
     // inproc delivers synchronously into the link: all 10 are there now.
-    auto first = s.sub.receive(1s);
+    auto first = s.sub.receive(10s);
     REQUIRE(first);
     CHECK(first->data == 7);
     for (int i = 11; i <= 30; ++i) s.pub.publish(Int64{i});
@@ -142,7 +142,7 @@ TEST_CASE("keep-last-N holds for a slow reader polling with receive()", "[pubsub
 TEST_CASE("a latest-only subscriber sees only the newest value", "[pubsub]") {
     PubSub s(gecko::SubscriberOptions::latest_only());
     for (int i = 1; i <= 50; ++i) s.pub.publish(Int64{i});
-    auto msg = s.sub.receive(1s);
+    auto msg = s.sub.receive(10s);
     REQUIRE(msg);
     CHECK(msg->data == 50);
     CHECK(s.sub.stats().overwritten == 49);
@@ -159,7 +159,7 @@ TEST_CASE("the queue stays fresh while nobody reads: the node drains its links b
     // drops is counted as drops, at once (the publisher says where its
     // sequence is when it goes quiet), never silently.
     for (int i = 1; i <= 5000; ++i) s.pub.publish(Int64{i});
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     auto accounted = [&] {
         const auto st = s.sub.stats();
         return st.received + st.drops == 5000;
@@ -176,8 +176,8 @@ TEST_CASE("the queue stays fresh while nobody reads: the node drains its links b
         std::this_thread::sleep_for(5ms);  // as above
     stats = s.sub.stats();
     CHECK(stats.received + stats.drops == 6000);
-    CHECK(s.sub.receive(1s)->data == 5999);
-    CHECK(s.sub.receive(1s)->data == 6000);
+    CHECK(s.sub.receive(10s)->data == 5999);
+    CHECK(s.sub.receive(10s)->data == 6000);
 }
 
 TEST_CASE("several publishers on one topic reach one subscriber", "[pubsub]") {
@@ -191,15 +191,15 @@ TEST_CASE("several publishers on one topic reach one subscriber", "[pubsub]") {
     gecko::SubscriberOptions so;
     so.depth = 100;
     auto sub = reader.subscriber<Int64>("numbers", so);
-    REQUIRE(pub_a.wait_for_subscribers(1, 2s));
-    REQUIRE(pub_b.wait_for_subscribers(1, 2s));
+    REQUIRE(pub_a.wait_for_subscribers(1, 10s));
+    REQUIRE(pub_b.wait_for_subscribers(1, 10s));
     for (int i = 0; i < 10; ++i) {
         pub_a.publish(Int64{i});
         pub_b.publish(Int64{100 + i});
     }
     int from_a = 0, from_b = 0;
     for (int i = 0; i < 20; ++i) {
-        auto msg = sub.receive(1s);
+        auto msg = sub.receive(10s);
         REQUIRE(msg);
         (msg->data >= 100 ? from_b : from_a)++;
     }
@@ -216,11 +216,11 @@ TEST_CASE("one publisher reaches several subscribers", "[pubsub]") {
     auto s1 = node.subscriber<Int64>("numbers");
     auto s2 = node.subscriber<Int64>("numbers");
     auto s3 = other.subscriber<Int64>("numbers");
-    REQUIRE(pub.wait_for_subscribers(3, 2s));
+    REQUIRE(pub.wait_for_subscribers(3, 10s));
     pub.publish(Int64{42});
-    CHECK(s1.receive(1s)->data == 42);
-    CHECK(s2.receive(1s)->data == 42);
-    CHECK(s3.receive(1s)->data == 42);
+    CHECK(s1.receive(10s)->data == 42);
+    CHECK(s2.receive(10s)->data == 42);
+    CHECK(s3.receive(10s)->data == 42);
     CHECK(pub.stats().subscribers == 3);
 }
 
@@ -230,10 +230,10 @@ TEST_CASE("a publisher counts subscribers coming and going", "[pubsub]") {
     CHECK(pub.subscriber_count() == 0);
     {
         auto sub = node.subscriber<Int64>("numbers");
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
     }
     // The departure arrives asynchronously: wait for it, bounded.
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (pub.subscriber_count() != 0 && std::chrono::steady_clock::now() < deadline) {
         pub.wait_for_subscribers(1000, 20ms);
     }
@@ -247,9 +247,9 @@ TEST_CASE("what a publisher sends while nobody listens is counted as unheard", "
     CHECK(pub.stats().unheard == 3);
     CHECK(pub.stats().messages == 3);
     auto sub = node.subscriber<Int64>("numbers");
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
     pub.publish(Int64{3});
-    CHECK(sub.receive(1s)->data == 3);
+    CHECK(sub.receive(10s)->data == 3);
     CHECK(pub.stats().unheard == 3);
 }
 
@@ -264,20 +264,20 @@ TEST_CASE("a latched publisher gives its last message to subscribers that join l
     pub.publish(gecko::msgs::String{"<robot name='arm'/>"});
     auto late = node.subscriber<gecko::msgs::String>("robot_description");
     gecko::MessageInfo info;
-    auto got = late.receive(2s, &info);
+    auto got = late.receive(10s, &info);
     REQUIRE(got);
     CHECK(got->data == "<robot name='arm'/>");
     CHECK(info.latched);
     CHECK(info.sequence == 2);
     // Live messages follow as usual; the replay was not a gap.
     pub.publish(gecko::msgs::String{"third"});
-    CHECK(late.receive(1s)->data == "third");
+    CHECK(late.receive(10s)->data == "third");
     CHECK(late.stats().drops == 0);
     // A plain publisher replays nothing.
     auto plain = node.publisher<gecko::msgs::String>("chatter");
     plain.publish(gecko::msgs::String{"lost"});
     auto listener = node.subscriber<gecko::msgs::String>("chatter");
-    REQUIRE(plain.wait_for_subscribers(1, 2s));
+    REQUIRE(plain.wait_for_subscribers(1, 10s));
     CHECK_FALSE(listener.receive(100ms));
 }
 
@@ -288,7 +288,7 @@ TEST_CASE("a publisher that closes says how many it sent: what did not arrive is
     auto sub = node.subscriber<Int64>("numbers", so);
     {
         auto pub = node.publisher<Int64>("numbers");
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
         for (int i = 1; i <= 10; ++i) pub.publish(Int64{i});
     }  // its "end" says: the last was 10
     std::vector<std::int64_t> got;
@@ -304,7 +304,7 @@ TEST_CASE("callbacks run from spin_once", "[pubsub]") {
     std::vector<std::int64_t> seen;
     auto sub = rig.subscribe([&](const Int64& m) { seen.push_back(m.data); });
     for (int i = 0; i < 3; ++i) rig.pub.publish(Int64{i});
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (seen.size() < 3 && std::chrono::steady_clock::now() < deadline) rig.node.spin_once(100ms);
     CHECK(seen == std::vector<std::int64_t>{0, 1, 2});
     CHECK_THROWS_AS(sub.receive(1ms), gecko::Error);
@@ -315,7 +315,7 @@ TEST_CASE("a callback gets the same decoded object each time (its storage is reu
     std::vector<const Int64*> addresses;
     auto sub = rig.subscribe([&](const Int64& m) { addresses.push_back(&m); });
     for (int i = 0; i < 3; ++i) rig.pub.publish(Int64{i});
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (addresses.size() < 3 && std::chrono::steady_clock::now() < deadline) rig.node.spin_once(100ms);
     REQUIRE(addresses.size() == 3);
     CHECK(addresses[0] == addresses[1]);
@@ -331,7 +331,7 @@ TEST_CASE("a callback that throws is counted as a callback error, not a decode e
         if (m.data % 2 == 1) throw std::runtime_error("odd number " + std::to_string(m.data));
     });
     for (int i = 0; i < 4; ++i) rig.pub.publish(Int64{i});
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (seen.size() < 4 && std::chrono::steady_clock::now() < deadline) rig.node.spin_once(100ms);
     CHECK(seen == std::vector<std::int64_t>{0, 1, 2, 3});
     const auto stats = sub.stats();
@@ -363,7 +363,7 @@ TEST_CASE("callbacks run on the background spinner", "[pubsub]") {
     for (int i = 0; i < 5; ++i) rig.pub.publish(Int64{i});
     {
         std::unique_lock<std::mutex> lock(seen.mutex);
-        seen.changed.wait_for(lock, 2s, [&] { return seen.count >= 5; });
+        seen.changed.wait_for(lock, 20s, [&] { return seen.count >= 5; });
     }
     rig.node.stop_spinning();  // no callback runs after this: the fields are the test's own now
     CHECK(seen.count == 5);
@@ -414,13 +414,13 @@ TEST_CASE("compression on and off deliver the same message", "[pubsub][compressi
         const std::string topic = compress ? "blob-z" : "blob";
         auto pub = node.publisher<gecko::msgs::Bytes>(topic, po);
         auto sub = node.subscriber<gecko::msgs::Bytes>(topic);
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
         gecko::msgs::Bytes big;
         big.data.assign(100000, 7);  // compresses well
         for (std::size_t i = 0; i < big.data.size(); i += 97) big.data[i] = static_cast<std::uint8_t>(i);
         pub.publish(big);
         gecko::MessageInfo info;
-        auto got = sub.receive(2s, &info);
+        auto got = sub.receive(10s, &info);
         REQUIRE(got);
         CHECK(*got == big);
         CHECK(info.compressed == compress);
@@ -439,10 +439,10 @@ TEST_CASE("small messages below the threshold are not compressed", "[pubsub][com
     po.compress_above = 1024;
     auto pub = node.publisher<gecko::msgs::String>("text", po);
     auto sub = node.subscriber<gecko::msgs::String>("text");
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
     pub.publish(gecko::msgs::String{"short"});
     gecko::MessageInfo info;
-    auto got = sub.receive(1s, &info);
+    auto got = sub.receive(10s, &info);
     REQUIRE(got);
     CHECK(got->data == "short");
     CHECK_FALSE(info.compressed);
@@ -469,9 +469,9 @@ TEST_CASE("pub/sub works between two nodes over tcp and ipc on loopback", "[pubs
         receiver.connect(sender.locators()[1]);
         auto pub = sender.publisher<Int64>("numbers");
         auto sub = receiver.subscriber<Int64>("numbers");
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
         pub.publish(Int64{5});
-        auto got = sub.receive(2s);
+        auto got = sub.receive(10s);
         REQUIRE(got);
         CHECK(got->data == 5);
     }
@@ -539,7 +539,7 @@ TEST_CASE("receive_view reads bytes in place and keeps them valid while the view
     if (compressed) po.compress_above = 0;
     auto pub = node.publisher<gecko::msgs::Bytes>("blobs", po);
     auto sub = node.subscriber<BytesRef>("blobs");
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
 
     // Small (a transport may keep them inline) and large, each held while the next arrives.
     std::vector<gecko::MessageView<BytesRef>> held;
@@ -548,7 +548,7 @@ TEST_CASE("receive_view reads bytes in place and keeps them valid while the view
         gecko::msgs::Bytes m;
         m.data = pattern(sizes[i], static_cast<std::uint8_t>(i));
         pub.publish(m);
-        auto view = sub.receive_view(2s);
+        auto view = sub.receive_view(10s);
         REQUIRE(view);
         CHECK(view->data.size() == sizes[i]);
         CHECK(view.info().compressed == compressed);
@@ -566,14 +566,14 @@ TEST_CASE("receive_view counts a payload that does not decode and goes on to the
     gecko::Node node(make_node("views-bad"));
     auto raw = node.raw_publisher("blobs", gecko::msgs::Bytes::type_name);
     auto sub = node.subscriber<BytesRef>("blobs");
-    REQUIRE(raw.wait_for_subscribers(1, 2s));
+    REQUIRE(raw.wait_for_subscribers(1, 10s));
     const std::uint8_t not_bytes[] = {0x81, 0xa4, 'd', 'a', 't', 'a', 0xa3, 'a', 'b', 'c'};  // {"data": "abc"}: str, not bin
     raw.publish(not_bytes, sizeof not_bytes);
     const auto good = pattern(64, 7);
     std::vector<std::uint8_t> payload = {0x81, 0xa4, 'd', 'a', 't', 'a', 0xc4, 64};  // {"data": bin8 of 64}
     payload.insert(payload.end(), good.begin(), good.end());
     raw.publish(payload.data(), payload.size());
-    auto view = sub.receive_view(2s);
+    auto view = sub.receive_view(10s);
     REQUIRE(view);
     CHECK(view->data.to_vector() == good);
     CHECK(sub.stats().decode_errors == 1);

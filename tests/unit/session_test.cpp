@@ -46,17 +46,17 @@ TEST_CASE("handles that outlive their Node are inert: closed errors, nothing rec
     auto server = node->service<Int64, Int64>("double", [](const Int64& x) { return Int64{2 * x.data}; });
     auto client = node->client<Int64, Int64>("double");
     node->spin_in_background();
-    REQUIRE(pub.wait_for_subscribers(2, 2s));
+    REQUIRE(pub.wait_for_subscribers(2, 10s));
     pub.publish(Int64{1});
-    REQUIRE(sub.receive(2s));
+    REQUIRE(sub.receive(10s));
 
     node.reset();  // the Node goes first; every handle is still alive
 
     CHECK(code_of([&] { pub.publish(Int64{2}); }) == gecko::Errc::closed);
     CHECK(code_of([&] { (void)client.call(Int64{3}, 1s); }) == gecko::Errc::closed);
     const auto start = std::chrono::steady_clock::now();
-    CHECK_FALSE(sub.receive(2s));  // at once: nothing will ever come
-    CHECK(std::chrono::steady_clock::now() - start < 500ms);
+    CHECK_FALSE(sub.receive(30s));  // at once: nothing will ever come
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
     CHECK_FALSE(pub.wait_for_subscribers(1, 2s));
     (void)pub.stats();
     (void)sub.stats();
@@ -90,8 +90,8 @@ TEST_CASE("a thread waiting long on one subscriber does not hold up another thre
     auto to_a = node.publisher<Int64>("a");
     auto sub_a = node.subscriber<Int64>("a");
     auto sub_b = node.subscriber<Int64>("b");
-    REQUIRE(to_b.wait_for_subscribers(1, 5s));
-    REQUIRE(to_a.wait_for_subscribers(1, 5s));
+    REQUIRE(to_b.wait_for_subscribers(1, 10s));
+    REQUIRE(to_a.wait_for_subscribers(1, 10s));
     std::atomic<bool> done{false};
     std::thread leader([&] {
         while (!done.load()) (void)sub_a.receive(30s);  // ended by a message on "a"
@@ -99,7 +99,7 @@ TEST_CASE("a thread waiting long on one subscriber does not hold up another thre
     int received = 0;
     for (int i = 0; i < 300; ++i) {
         to_b.publish(Int64{i});
-        const auto m = sub_b.receive(5s);
+        const auto m = sub_b.receive(10s);
         if (!m) break;
         CHECK(m->data == i);
         ++received;
@@ -117,7 +117,7 @@ TEST_CASE("a log sink that publishes on a Gecko topic does not deadlock, and its
     gecko::SubscriberOptions deep;
     deep.depth = 64;
     auto log_sub = node.subscriber<String>("log", deep);
-    REQUIRE(log_pub.wait_for_subscribers(1, 2s));
+    REQUIRE(log_pub.wait_for_subscribers(1, 10s));
     std::atomic<int> sunk{0};
     gecko::set_log_sink([&](gecko::LogLevel, std::string_view who, std::string_view message) {
         ++sunk;
@@ -132,7 +132,7 @@ TEST_CASE("a log sink that publishes on a Gecko topic does not deadlock, and its
     // reactor, with its internal state in the middle of being updated.
     node.logger().warn("hello from the application");
     auto wrong = node.subscriber<Int64>("log");
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     std::vector<std::string> lines;
     while (std::chrono::steady_clock::now() < deadline && lines.size() < 2) {
         if (auto line = log_sub.receive(100ms)) lines.push_back(line->data);
@@ -162,10 +162,10 @@ TEST_CASE("the in-process queue transport carries pub/sub between two nodes, in 
     gecko::SubscriberOptions options;
     options.depth = 1000;
     auto sub = b.subscriber<Int64>("numbers", options);
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
     for (int i = 0; i < 500; ++i) pub.publish(Int64{i});
     for (int i = 0; i < 500; ++i) {
-        auto m = sub.receive(2s);
+        auto m = sub.receive(10s);
         REQUIRE(m);
         CHECK(m->data == i);
     }
@@ -183,7 +183,7 @@ TEST_CASE("over the in-process queues, every message sent is received or counted
     gecko::SubscriberOptions options;
     options.depth = 4;
     auto sub = b.subscriber<Int64>("flood", options);
-    REQUIRE(pub.wait_for_subscribers(1, 2s));
+    REQUIRE(pub.wait_for_subscribers(1, 10s));
     // Faster than anyone reads: the link's queue (1000 frames) fills and the
     // subscriber's 4 slots overwrite. The in-process link knows when it
     // refuses a frame (PublisherStats::dropped, for information); the
@@ -194,7 +194,7 @@ TEST_CASE("over the in-process queues, every message sent is received or counted
     for (std::uint64_t i = 0; i < sent; ++i) pub.publish(Int64{static_cast<std::int64_t>(i)});
     CHECK(pub.stats().messages == sent);
     std::uint64_t accounted = 0;
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (std::chrono::steady_clock::now() < deadline) {
         while (sub.receive(20ms)) {
         }

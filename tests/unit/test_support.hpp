@@ -58,7 +58,7 @@ public:
     /// Waits (bounded) until `n` lines contain `text`: Gecko writes its
     /// bad-input lines from the node's reactor, a moment after the fact.
     bool wait_for(std::string_view text, std::size_t n = 1,
-                  std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) const {
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) const {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         while (count(text) < n) {
             if (std::chrono::steady_clock::now() >= deadline) return false;

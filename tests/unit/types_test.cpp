@@ -34,7 +34,7 @@ struct Pair {
     Pair() {
         pub = node.template publisher<Out>("topic");
         sub = node.template subscriber<In>("topic");
-        REQUIRE(pub.wait_for_subscribers(1, 2s));
+        REQUIRE(pub.wait_for_subscribers(1, 10s));
     }
 };
 
@@ -74,7 +74,7 @@ TEST_CASE("a matching subscriber is not reported as mismatched", "[types]") {
 TEST_CASE("an older reader ignores a field added by a newer writer", "[types][schema]") {
     Pair<PoseV2, PoseV1> p;
     p.pub.publish(PoseV2{1.5, 2.5, 0.25});
-    auto got = p.sub.receive(1s);
+    auto got = p.sub.receive(10s);
     REQUIRE(got);
     CHECK(got->x == 1.5);
     CHECK(got->y == 2.5);
@@ -83,7 +83,7 @@ TEST_CASE("an older reader ignores a field added by a newer writer", "[types][sc
 TEST_CASE("a newer reader gives a field an older writer omits its default", "[types][schema]") {
     Pair<PoseV1, PoseV2> p;
     p.pub.publish(PoseV1{1.5, 2.5});
-    auto got = p.sub.receive(1s);
+    auto got = p.sub.receive(10s);
     REQUIRE(got);
     CHECK(got->x == 1.5);
     CHECK(got->y == 2.5);

@@ -178,6 +178,19 @@ TEST_CASE("non-string map keys and ext values have a JSON form", "[wire][json]")
     CHECK(json_of(bytes) == R"({"1":"one","ext":{"$ext":5,"$data":"AQI="}})");
 }
 
+TEST_CASE("msgpack with a key twice in a map is refused and not printed as JSON with a duplicate member",
+          "[wire][json][duplicates]") {
+    // {"data": 1, "data": 2}: what `gecko echo --json` once printed as is.
+    const std::uint8_t twice[] = {0x82, 0xa4, 'd', 'a', 't', 'a', 0x01, 0xa4, 'd', 'a', 't', 'a', 0x02};
+    try {
+        gecko::wire::msgpack_to_json(twice, sizeof twice);
+        FAIL("a map with a key twice was printed");
+    } catch (const gecko::Error& e) {
+        CHECK(e.code() == gecko::Errc::decode);
+        CHECK(std::string(e.what()) == "field 'data' appears twice in the map");
+    }
+}
+
 TEST_CASE("keys within keys cannot make the JSON grow exponentially", "[wire][json][bounds]") {
     // {{{...{1: 2}...}: 2}: 2}: a map whose key is a map whose key is a map ...,
     // 60 levels: each level would double the escapes of the one inside.

@@ -172,3 +172,51 @@ TEST_CASE("a Value is checked whole when made: malformed input never becomes one
     CHECK(Value::read(r).as_str() == "z");
     CHECK(r.at_end());
 }
+
+TEST_CASE("a map with a key twice is refused at any depth as typed reading refuses it", "[wire][value][duplicates]") {
+    // What() names the path to the key, as the typed decoder does.
+    const auto what_of = [](const Bytes& b) -> std::string {
+        try {
+            (void)parsed(b);
+        } catch (const DecodeError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    CHECK(what_of({0x82, 0xa1, 'a', 0x01, 0xa1, 'a', 0x02}) == "field 'a' appears twice in the map");
+    // The same str written in two widths (fixstr, str8) is the same key.
+    CHECK(what_of({0x82, 0xa1, 'a', 0x01, 0xd9, 0x01, 'a', 0x02}) == "field 'a' appears twice in the map");
+    // Integers by value, whatever their width: 1 and uint16 1; -1 and int8 -1.
+    CHECK(what_of({0x82, 0x01, 0xc0, 0xcd, 0x00, 0x01, 0xc0}) == "field '1' appears twice in the map");
+    CHECK(what_of({0x82, 0xff, 0xc0, 0xd0, 0xff, 0xc0}) == "field '-1' appears twice in the map");
+    CHECK(what_of({0x82, 0xc4, 0x01, 'b', 0x01, 0xc4, 0x01, 'b', 0x02}) == "the message has the same bin key twice");
+    // Nested: in a map within an array within a map, the path says where.
+    CHECK(what_of({0x81, 0xa1, 'x', 0x91, 0x82, 0xa1, 'k', 0x01, 0xa1, 'k', 0x02}) ==
+          "field 'x[0].k' appears twice in the map");
+    // A map used as a key is checked too.
+    CHECK(what_of({0x81, 0x82, 0x01, 0x01, 0x01, 0x02, 0xc0}) == "field '1' appears twice in the map");
+    // Keys that only look alike are different keys: str "1" and int 1, 1 and 1.0, str and bin.
+    CHECK(what_of({0x84, 0xa1, '1', 0x01, 0x01, 0x02, 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0x03, 0xc4, 0x01, '1', 0x04}) ==
+          "accepted");
+
+    // A large map (its keys sorted rather than compared pairwise): distinct
+    // keys pass, one repeated key anywhere among them is found.
+    const auto big = [](int n, int repeat) {
+        return packed([&](auto& pk) {
+            pk.pack_map(static_cast<std::uint32_t>(n));
+            for (int i = 0; i < n; ++i) {
+                pk.pack("key" + std::to_string(i == n - 1 && repeat >= 0 ? repeat : i));
+                pk.pack(i);
+            }
+        });
+    };
+    CHECK(what_of(big(1000, -1)) == "accepted");
+    CHECK(what_of(big(1000, 3)) == "field 'key3' appears twice in the map");
+    CHECK(what_of(big(17, 0)) == "field 'key0' appears twice in the map");
+    CHECK(what_of(big(16, 0)) == "field 'key0' appears twice in the map");
+
+    // Read from a Reader too: the value read is checked, not what follows it.
+    const Bytes two = {0x82, 0x01, 0x02, 0x01, 0x03, 0xa1, 'z'};
+    gecko::wire::Reader r(two.data(), two.size());
+    CHECK_THROWS_AS(Value::read(r), DecodeError);
+}

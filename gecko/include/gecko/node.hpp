@@ -15,6 +15,14 @@
 /// of the process. Callbacks run on the thread that calls spin(), spin_once()
 /// or spin_in_background()'s thread, never on an internal one.
 ///
+/// Several threads may spin one node at once (spin_in_background() and
+/// spin(), or a pool calling spin_once()). Each subscriber's callback, each
+/// service's handler and the graph watches run on **one thread at a time**,
+/// in arrival order (ROS's mutually exclusive callback group, one per
+/// entity); different entities' callbacks may run in parallel. Callbacks do
+/// not nest: spin() or spin_once() called from inside a callback throws
+/// gecko::Error (Errc::invalid_argument).
+///
 /// Lifetime. The node owns its entities: when it is destroyed, it withdraws
 /// them, and the handles (Publisher, Subscriber, ...) that outlive it become
 /// inert: receive() returns nothing at once, publish() and call() throw
@@ -118,7 +126,7 @@ struct NodeOptions {
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
     /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SHM_GROUP, GECKO_SHM_SIZE,
-    /// GECKO_SPIN_US.
+    /// GECKO_SPIN_US. The booleans take gecko::parse_flag's values (gecko/options.hpp).
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 
@@ -181,8 +189,9 @@ public:
 
     /// A subscriber of T whose `callback(const T&)` or
     /// `callback(const T&, const MessageInfo&)` runs from spin(), spin_once()
-    /// or the background spinner. Each call gets the same T object, decoded
-    /// anew (its vectors and strings keep their capacity): copy what you keep.
+    /// or the background spinner, on one of those threads at a time. Each call
+    /// gets the same T object, decoded anew (its vectors and strings keep
+    /// their capacity): copy what you keep.
     template <class T, class F>
     [[nodiscard]] Subscriber<T> subscriber(const std::string& topic, F callback, SubscriberOptions options = {}) {
         static_assert(std::is_invocable_v<F&, const T&> || std::is_invocable_v<F&, const T&, const MessageInfo&>,
@@ -260,12 +269,16 @@ public:
                                        const std::string& reply_type, ClientOptions options = {});
 
     /// Runs callbacks until ok() turns false (returns at once when it does).
+    /// @throws gecko::Error (Errc::invalid_argument) when called from inside a callback.
     void spin();
-    /// Waits up to `timeout` for work and runs what is ready. Returns the
-    /// number of callbacks run (0 on timeout, or at once on shutdown).
+    /// Waits up to `timeout` for work and runs what is ready: callbacks of
+    /// entities no other thread is running now. Returns the number of
+    /// callbacks run (0 on timeout, or at once on shutdown).
+    /// @throws gecko::Error (Errc::invalid_argument) when called from inside a
+    /// callback: a nested spin would overwrite what the outer callback reads.
     std::size_t spin_once(std::chrono::milliseconds timeout);
     /// Runs callbacks on a thread the node owns until the node is destroyed or
-    /// stop_spinning() is called. Do not also call spin() meanwhile.
+    /// stop_spinning() is called. Other threads may spin meanwhile (see Threads above).
     void spin_in_background();
     void stop_spinning();
 

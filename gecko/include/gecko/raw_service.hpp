@@ -33,7 +33,10 @@ struct ClientOptions {
 
 /// A request handler: reads the request payload and appends the reply's
 /// msgpack payload to `reply` (after the header room already in it). Throwing
-/// sends an error reply carrying the exception's message.
+/// sends an error reply carrying the exception's message: gecko::Error with
+/// Errc::decode says the request does not decode ("service 'S' could not
+/// decode the request: ..."), anything else that the handler failed
+/// ("service 'S' failed: ...") (docs/PROTOCOL.md §5).
 using RawHandler = std::function<void(const RawView& request, Buffer& reply)>;
 
 class RawServer {

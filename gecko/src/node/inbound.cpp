@@ -438,15 +438,18 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
             deferred = true;
         }
         if (closed_.load() || !gecko::ok()) return false;
-        if (!first && Clock::now() >= deadline) return false;
+        // Deferred to a drain that is still going on: what is there is there.
+        if (!first && Clock::now() >= deadline) return ready();
+        // Announced before trying: see drain_now().
+        app_leaders_.fetch_add(1);
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
-            app_leading_ = true;
             lead(ready, deadline, spin.value_or(spin_));
-            app_leading_ = false;
+            app_leaders_.fetch_sub(1);
             hand_over(io);
             continue;
         }
+        app_leaders_.fetch_sub(1);
         std::unique_lock<std::mutex> lock(followers_mutex_);
         ++followers_;
         followers_cv_.wait_until(lock, deadline, [&] { return generation_.load() != seen || closed_.load(); });
@@ -550,13 +553,21 @@ bool Inbound::spin_ports(std::chrono::nanoseconds timeout, std::chrono::microsec
 void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
     if (fresh_for.count() > 0 && steady_now_ns() - last_app_drain_ns_.load(std::memory_order_relaxed) < fresh_for.count())
         return;
-    std::unique_lock<std::mutex> io(io_, std::try_to_lock);
-    if (!io.owns_lock()) {
-        // An application leader drains whatever arrives. Any other holder
-        // (the reactor, in or just after a drain, or a queued operation) may
-        // leave frames in the links: let it finish, then look ourselves.
-        if (app_leading_.load()) return;
-        io.lock();
+    std::unique_lock<std::mutex> io(io_, std::defer_lock);
+    for (;;) {
+        const auto seen = generation_.load();  // before trying: a hand-over from now on wakes this thread
+        if (io.try_lock()) break;
+        // An application leader (or one about to try) drains whatever arrives.
+        if (app_leaders_.load() > 0 || closed_.load()) return;
+        // Any other holder (the reactor, in or just after a drain, a queued
+        // operation, another reader's drain) may leave frames in the links:
+        // let it finish, then look ourselves. Waited for as a follower, woken
+        // by its hand_over(), never on io_ itself: an application thread may
+        // take the ports next and keep them for its whole wait.
+        std::unique_lock<std::mutex> lock(followers_mutex_);
+        ++followers_;
+        followers_cv_.wait(lock, [&] { return generation_.load() != seen || closed_.load(); });
+        --followers_;
     }
     apply_pending();
     drain(true);
@@ -588,7 +599,7 @@ Inbound::Clock::time_point Inbound::reactor_tick(Clock::time_point now) {
         next_relink_ns_ = (now + relink_every).time_since_epoch().count();
         run([this] { relink_dropped(Clock::now()); });
     }
-    const bool app_active = app_leading_.load() || steady_now_ns() - last_app_drain_ns_.load() < app_quiet_ns;
+    const bool app_active = app_leaders_.load() > 0 || steady_now_ns() - last_app_drain_ns_.load() < app_quiet_ns;
     if (app_active) {
         // An application thread is reading: stay out of its way (and do not
         // wake up for every frame it takes), but look again soon.

@@ -75,13 +75,17 @@ public:
     /// Waits until `ready()` or `deadline`, or the node closes or shutdown is
     /// requested (ok() turns false). `ready` must be cheap and thread-safe.
     /// `spin`: busy-poll the ports this long before blocking (unset: the node's).
+    /// Returns false at the deadline only if ready() was false at its last
+    /// look (what came with the deadline is not a timeout), and on close or shutdown.
     bool wait(const std::function<bool()>& ready, Clock::time_point deadline,
               std::optional<std::chrono::microseconds> spin = std::nullopt);
     /// Moves what the links hold into the sinks now: a reader looks at the
     /// newest, not at what an idle moment left in its queue. If the reactor
-    /// (or a queued operation) holds the ports, waits for it (a bounded
-    /// drain); if an application thread leads, returns at once (it drains
-    /// everything that arrives). Nothing
+    /// (or a queued operation, or another reader's drain) holds the ports,
+    /// waits for it to let go (a bounded drain); if an application thread
+    /// leads a wait, or is about to, returns at once (it drains everything
+    /// that arrives), even when it takes the ports from a holder this one was
+    /// waiting for. Nothing
     /// either if an application thread drained less than `fresh_for` ago: a
     /// reader going through a backlog then pops what is queued instead of
     /// moving frames it will never read (they stay with the transport, whose
@@ -162,7 +166,10 @@ private:
     // frame in a sink sees this too), cleared when the drain ends.
     std::atomic<bool> draining_{false};
     std::atomic<bool> closed_{false};
-    std::atomic<bool> app_leading_{false};
+    // Application threads in wait() that hold the ports or are about to try
+    // for them: counted before they try, so that a drain_now() that finds the
+    // ports taken knows whether it may wait for their holder.
+    std::atomic<int> app_leaders_{0};
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};

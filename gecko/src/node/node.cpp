@@ -38,11 +38,6 @@ std::string env(const char* name) {
     return (value && *value) ? std::string(value) : std::string();
 }
 
-bool env_flag(const char* name) {
-    const std::string v = env(name);
-    return v == "1" || v == "true" || v == "yes" || v == "on";
-}
-
 std::string program_name() {
     std::ifstream comm("/proc/self/comm");
     std::string name;
@@ -106,9 +101,8 @@ NodeOptions NodeOptions::from_env() {
     if (auto v = env("GECKO_CORE"); !v.empty()) o.core = checked("GECKO_CORE", v, check_core(v));
     if (auto v = env("GECKO_MULTICAST"); !v.empty()) o.multicast = checked("GECKO_MULTICAST", v, check_multicast(v));
     o.interface = env("GECKO_INTERFACE");
-    o.multicast_enabled = !env_flag("GECKO_NO_MULTICAST");
-    const std::string discovery = env("GECKO_DISCOVERY");
-    o.discovery = !(discovery == "off" || discovery == "0" || discovery == "false");
+    o.multicast_enabled = !env_flag("GECKO_NO_MULTICAST", false);
+    o.discovery = env_flag("GECKO_DISCOVERY", true);
     o.ipc_directory = env("GECKO_IPC_DIR").empty() ? "/tmp" : env("GECKO_IPC_DIR");
     o.tcp_address = env("GECKO_TCP_ADDRESS").empty() ? "0.0.0.0" : env("GECKO_TCP_ADDRESS");
     if (auto v = env("GECKO_TRANSPORTS"); !v.empty()) o.transports = split(checked("GECKO_TRANSPORTS", v, check_transports(v)));
@@ -118,11 +112,7 @@ NodeOptions NodeOptions::from_env() {
         else if (v == "require") o.shared_memory = SharedMemory::required;
         else checked("GECKO_SHM", v, "expected auto, off or require");
     }
-    if (auto v = env("GECKO_SHM_GROUP"); !v.empty()) {
-        if (v == "1") o.shared_memory_group = true;
-        else if (v == "0") o.shared_memory_group = false;
-        else checked("GECKO_SHM_GROUP", v, "expected 1 or 0");
-    }
+    o.shared_memory_group = env_flag("GECKO_SHM_GROUP", false);
     if (auto v = env("GECKO_SHM_SIZE"); !v.empty()) {
         const auto bytes = parse_bytes(v);
         if (!bytes) checked("GECKO_SHM_SIZE", v, "expected bytes, or with K, M or G (e.g. 64M); 0: no bound");

@@ -281,7 +281,7 @@ bool NodeImpl::collect_ready(std::vector<std::shared_ptr<Dispatchable>>* out) {
         for (const auto& entry : dispatchables_) {
             auto d = entry.second.lock();
             if (!d) continue;
-            const bool ready = d->ready();
+            const bool ready = d->runnable();
             any = any || ready;
             if (ready && out) {
                 out->push_back(std::move(d));
@@ -479,59 +479,108 @@ void NodeImpl::report_stats(Reactor::Clock::time_point now) {
 bool NodeImpl::any_ready() {
     {
         std::lock_guard<std::mutex> lock(graph_mutex_);
-        if (!graph_events_.empty()) return true;
+        if (!graph_events_.empty() && !graph_dispatching_) return true;
     }
     {
         std::lock_guard<std::mutex> lock(directory_watch_mutex_);
-        if (!directory_events_.empty()) return true;
+        if (!directory_events_.empty() && !directory_dispatching_) return true;
     }
     return collect_ready(nullptr);
 }
 
-std::size_t NodeImpl::dispatch_ready() {
+// Graph watches run on one thread at a time too (see dispatchable.hpp): the
+// thread that runs them takes what comes meanwhile before it lets go.
+std::size_t NodeImpl::dispatch_graph_events() {
     std::size_t ran = 0;
-    // Graph events first: a recorder subscribes to a topic before its messages.
+    bool mine = false;
     std::vector<GraphEvent> events;
     std::vector<std::function<void(const GraphEvent&)>> watchers;
-    {
-        std::lock_guard<std::mutex> lock(graph_mutex_);
-        events.swap(graph_events_);
-        if (!events.empty())
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(graph_mutex_);
+            if (!mine && graph_dispatching_) return 0;
+            if (graph_events_.empty()) {
+                graph_dispatching_ = false;
+                return ran;
+            }
+            graph_dispatching_ = mine = true;
+            events.clear();
+            events.swap(graph_events_);
+            watchers.clear();
             for (auto& [id, cb] : graph_watches_) watchers.push_back(cb);
-    }
-    for (const auto& e : events)
-        for (auto& cb : watchers) {
-            try {
-                cb(e);
-            } catch (const std::exception& ex) {
-                logger_.error(std::string("a graph watch callback threw: ") + ex.what());
-            }
-            ++ran;
         }
+        for (const auto& e : events)
+            for (auto& cb : watchers) {
+                try {
+                    cb(e);
+                } catch (const std::exception& ex) {
+                    logger_.error(std::string("a graph watch callback threw: ") + ex.what());
+                }
+                ++ran;
+            }
+    }
+}
+
+// Directory watches, one thread at a time as well, in the order the changes came.
+std::size_t NodeImpl::dispatch_directory_events() {
+    std::size_t ran = 0;
+    bool mine = false;
     std::vector<DirectoryNote> notes;
-    std::map<std::uint64_t, std::function<void(const DirectoryEvent&)>> directory_watchers;
-    {
-        std::lock_guard<std::mutex> lock(directory_watch_mutex_);
-        notes.swap(directory_events_);
-        if (!notes.empty()) directory_watchers = directory_watches_;
-    }
-    for (const auto& note : notes)
-        for (auto& [id, cb] : directory_watchers) {
-            if (note.watch != 0 && note.watch != id) continue;
-            try {
-                cb(note.event);
-            } catch (const std::exception& ex) {
-                logger_.error(std::string("a directory watch callback threw: ") + ex.what());
+    std::map<std::uint64_t, std::function<void(const DirectoryEvent&)>> watchers;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(directory_watch_mutex_);
+            if (!mine && directory_dispatching_) return 0;
+            if (directory_events_.empty()) {
+                directory_dispatching_ = false;
+                return ran;
             }
-            ++ran;
+            directory_dispatching_ = mine = true;
+            notes.clear();
+            notes.swap(directory_events_);
+            watchers = directory_watches_;
         }
+        for (const auto& note : notes)
+            for (auto& [id, cb] : watchers) {
+                if (note.watch != 0 && note.watch != id) continue;
+                try {
+                    cb(note.event);
+                } catch (const std::exception& ex) {
+                    logger_.error(std::string("a directory watch callback threw: ") + ex.what());
+                }
+                ++ran;
+            }
+    }
+}
+
+std::size_t NodeImpl::dispatch_ready() {
+    // Graph and directory events first: a recorder subscribes to a topic before its messages.
+    std::size_t ran = dispatch_graph_events();
+    ran += dispatch_directory_events();
     std::vector<std::shared_ptr<Dispatchable>> ready;
     collect_ready(&ready);
-    for (auto& d : ready) ran += d->dispatch(64);  // no lock held: callbacks may do anything
+    bool wake = false;
+    for (auto& d : ready) ran += d->try_dispatch(64, wake);  // no lock held: callbacks may do anything
+    if (wake) inbound_->wake_all();  // work another spinning thread passed over: it looks again
     return ran;
 }
 
+namespace {
+// Whether this thread is in spin_once() (of any node): callbacks do not nest.
+thread_local bool in_spin = false;
+}  // namespace
+
 std::size_t NodeImpl::spin_once(std::chrono::milliseconds timeout) {
+    // A nested spin would run callbacks inside a callback, over the
+    // per-thread MessageInfo and inflated payload the outer one still reads.
+    if (in_spin)
+        throw Error(Errc::invalid_argument,
+                    "spin() or spin_once() called from inside a callback (a subscriber's, a service handler or a "
+                    "graph watch) that spin() runs: callbacks do not nest; return from the callback instead");
+    in_spin = true;
+    struct Leave {
+        ~Leave() { in_spin = false; }
+    } leave;
     if (closed()) return 0;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {

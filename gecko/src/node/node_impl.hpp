@@ -30,6 +30,7 @@
 #include "gecko/log.hpp"
 #include "gecko/node.hpp"
 #include "node/directory.hpp"
+#include "node/dispatchable.hpp"
 #include "node/inbound.hpp"
 #include "node/notices.hpp"
 #include "node/outbound.hpp"
@@ -62,15 +63,6 @@ public:
     virtual void directory_changed(const std::vector<DirectoryEvent>& /*events*/) {}
     /// The core keeps no directory (an older geckocore; reactor thread, entity lock held).
     virtual void directory_unsupported() {}
-};
-
-/// An entity whose work runs from spin(): callback subscribers, servers.
-class Dispatchable {
-public:
-    virtual ~Dispatchable() = default;
-    virtual bool ready() const = 0;
-    /// Runs what is ready (at most `budget` items); returns how many callbacks ran.
-    virtual std::size_t dispatch(std::size_t budget) = 0;
 };
 
 class NodeImpl : public std::enable_shared_from_this<NodeImpl> {
@@ -156,6 +148,8 @@ private:
     bool heard_from(std::uint64_t session, std::chrono::milliseconds within);   // reactor
     void report_stats(Reactor::Clock::time_point now);                          // reactor
     std::size_t dispatch_ready();
+    std::size_t dispatch_graph_events();
+    std::size_t dispatch_directory_events();
     bool any_ready();
 
     NodeOptions options_;
@@ -197,6 +191,7 @@ private:
     std::mutex graph_mutex_;
     std::map<std::uint64_t, std::function<void(const GraphEvent&)>> graph_watches_;
     std::vector<GraphEvent> graph_events_;  // waiting for spin()
+    bool graph_dispatching_ = false;        // a thread runs the watches (one at a time, in order)
     std::uint64_t next_graph_watch_ = 1;
 
     // The key's channel directory, and the watch_directory() callbacks.
@@ -211,6 +206,7 @@ private:
     std::mutex directory_watch_mutex_;
     std::map<std::uint64_t, std::function<void(const DirectoryEvent&)>> directory_watches_;
     std::vector<DirectoryNote> directory_events_;  // waiting for spin()
+    bool directory_dispatching_ = false;           // a thread runs the watches (one at a time, in order)
     std::uint64_t next_directory_watch_ = 1;
 
     mutable std::mutex schemas_mutex_;

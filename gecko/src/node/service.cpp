@@ -196,6 +196,13 @@ private:
         reply.resize(wire::frame_header_size);
         try {
             handler_(RawView{info, payload, size}, reply);  // no Gecko lock held
+        } catch (const Error& e) {
+            // Errc::decode: the request is not a request_type_ (the typed
+            // handler decodes it first); the handler itself ran otherwise.
+            reply_error(client, h.sequence,
+                        "service '" + name_ + (e.code() == Errc::decode ? "' could not decode the request: " : "' failed: ") +
+                            e.what());
+            return;
         } catch (const std::exception& e) {
             reply_error(client, h.sequence, "service '" + name_ + "' failed: " + e.what());
             return;

@@ -176,12 +176,19 @@ void Sink::queue(Frame&& frame, std::int64_t receive_ns, wire::FrameError error,
 
 bool Sink::accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns) {
     const wire::FrameHeader& h = view.header;
-    if ((h.flags & config_.accept_flags) != config_.accept_flags) {
+    // The frame's kind must be the sink's: a server takes requests, a client
+    // replies (error replies among them), a subscriber data frames only.
+    constexpr std::uint8_t service_flags = wire::frame_flags::request | wire::frame_flags::reply | wire::frame_flags::error;
+    const bool data_sink = config_.accept_flags == 0;
+    if (data_sink ? (h.flags & service_flags) != 0 : (h.flags & config_.accept_flags) != config_.accept_flags) {
+        if (data_sink && config_.wildcard) return false;  // its key's service traffic: not data, not malformed either
         ++stats_.malformed;
+        const char* kind = (config_.accept_flags & wire::frame_flags::request) ? "request"
+                           : (config_.accept_flags & wire::frame_flags::reply) ? "reply"
+                                                                                 : "data frame";
         notices_.add(LogLevel::warn, config_.what + ": wrong kind",
-                     "dropped a frame on " + config_.what + " that is not a " +
-                         ((config_.accept_flags & wire::frame_flags::request) ? std::string("request") : std::string("reply")) +
-                         " (flags " + std::to_string(h.flags) + "); further ones are counted in stats()");
+                     "dropped a frame on " + config_.what + " that is not a " + kind + " (flags " +
+                         std::to_string(h.flags) + "); further ones are counted in stats()");
         return false;
     }
     if (config_.type_hash != 0 && h.type_hash != config_.type_hash) {
@@ -312,11 +319,10 @@ void Sink::count_decode_error(const std::string& what) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++stats_.decode_errors;
     }
-    // Decode errors already start with the type's name ("gecko.msgs.Imu: field ...").
-    const bool named = !config_.type_name.empty() && what.compare(0, config_.type_name.size(), config_.type_name) != 0;
+    // The decoder's errors start with the type's name ("gecko.msgs.Imu: field ...").
     notices_.add(LogLevel::warn, config_.what + ": decode",
-                 config_.what + " could not decode a " + (named ? config_.type_name : std::string("message")) + ": " +
-                     what + " (further ones are counted in stats().decode_errors)");
+                 config_.what + " could not decode a message: " + what +
+                     " (further ones are counted in stats().decode_errors)");
 }
 
 void Sink::count_decompress_error() {

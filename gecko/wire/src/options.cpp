@@ -3,9 +3,12 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+
+#include "gecko/error.hpp"
 
 namespace gecko {
 
@@ -177,6 +180,36 @@ std::string parse_multicast(const std::string& text, std::string& group, std::ui
     group = g;
     port = p;
     return {};
+}
+
+std::string parse_flag(const std::string& text, bool& out) {
+    const auto first = text.find_first_not_of(" \t\n\r\f\v");
+    if (first == std::string::npos) return {};
+    const auto last = text.find_last_not_of(" \t\n\r\f\v");
+    std::string word;
+    for (char c : text.substr(first, last - first + 1))
+        word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "1" || word == "true" || word == "yes" || word == "on") {
+        out = true;
+    } else if (word == "0" || word == "false" || word == "no" || word == "off") {
+        out = false;
+    } else {
+        return "expected 1, true, yes or on; or 0, false, no or off";
+    }
+    return {};
+}
+
+std::string env_text(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? std::string(value) : std::string();
+}
+
+bool env_flag(const char* name, bool fallback) {
+    const std::string value = env_text(name);
+    bool out = fallback;
+    if (const auto why = parse_flag(value, out); !why.empty())
+        throw Error(Errc::invalid_argument, std::string(name) + "='" + value + "': " + why);
+    return out;
 }
 
 }  // namespace gecko

@@ -53,6 +53,13 @@ struct CoreOptions {
     /// Empty: never.
     std::string shm_directory = "/dev/shm";
     std::chrono::milliseconds shm_clean_period{10000};
+
+    /// The defaults, then the environment: GECKO_KEY, GECKO_MULTICAST
+    /// (GROUP[:PORT]), GECKO_INTERFACE, GECKO_NO_MULTICAST (a boolean:
+    /// gecko::parse_flag's values, as for nodes). The same variables and
+    /// values as NodeOptions::from_env; `geckocore` applies its flags on top.
+    /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
+    static CoreOptions from_env();
 };
 
 /// Counters of unusual events, for tests and the "list" reply.

@@ -92,4 +92,21 @@ private:
 /// 1-65535 (then in `group` and `port`), else why not.
 std::string parse_multicast(const std::string& text, std::string& group, std::uint16_t& port);
 
+/// "" if `text` is a boolean (then in `out`), else why not. The one set of
+/// values of every boolean GECKO_* variable (GECKO_NO_MULTICAST,
+/// GECKO_SHM_GROUP, GECKO_DISCOVERY), in every program and in Python:
+/// surrounding whitespace is ignored and case does not matter; `1`, `true`,
+/// `yes`, `on` mean on and `0`, `false`, `no`, `off` mean off. Empty (or only
+/// whitespace) leaves `out` alone: the default.
+std::string parse_flag(const std::string& text, bool& out);
+
+/// The environment variable `name`, or "" when it is unset.
+std::string env_text(const char* name);
+
+/// The boolean environment variable `name` (parse_flag()): unset or empty, `fallback`.
+/// @throws gecko::Error (Errc::invalid_argument) for any other value, naming
+/// the variable and the value: `GECKO_NO_MULTICAST='maybe': expected 1, true,
+/// yes or on; or 0, false, no or off`.
+bool env_flag(const char* name, bool fallback);
+
 }  // namespace gecko

@@ -10,7 +10,11 @@
 ///
 /// A Value is a view of the value's encoded bytes, checked whole by the
 /// bounded Reader when it is made (parse(), read()): well-formed, every
-/// length within the input, nested at most Reader::max_depth deep. Looking
+/// length within the input, nested at most Reader::max_depth deep, and no
+/// map with the same key twice, at any depth, as typed reading requires too
+/// (keys are the same when they are equal values: str and bin by their
+/// bytes, integers by value whatever their encoding, any other key by its
+/// encoded bytes). Looking
 /// inside it later (a field, the items of an array) reads those checked
 /// bytes again, in place: nothing is copied and no tree is built, so a
 /// forged header cannot make anyone allocate. The bytes must outlive the
@@ -37,12 +41,14 @@ public:
 
     /// The single value `[data, data + size)` holds.
     /// @throws DecodeError if the bytes are not one well-formed msgpack value
-    /// (malformed, cut short, nested too deep, or followed by more bytes).
+    /// (malformed, cut short, nested too deep, a map with a key twice, or
+    /// followed by more bytes).
     static Value parse(const std::uint8_t* data, std::size_t size);
     static Value parse(BytesView bytes) { return parse(bytes.data(), bytes.size()); }
     /// The next value of `reader`, consumed and checked whole.
-    /// @throws DecodeError as Reader::skip does.
-    static Value read(Reader& reader) { return Value(reader.read_raw()); }
+    /// @throws DecodeError as Reader::skip does, or for a map with a key twice
+    /// ("'<key>': appears twice in the map", with the path to that map).
+    static Value read(Reader& reader);
 
     Type type() const noexcept;
     /// The encoded value, header included.
@@ -85,6 +91,9 @@ public:
 
 private:
     explicit Value(BytesView bytes) noexcept : bytes_(bytes) {}
+    // A map with a key twice, anywhere in a value just read (value.cpp).
+    static void check_maps(const Value& value);
+    static void check_unique_keys(const Value& map);
 
     BytesView bytes_;
 };
@@ -116,10 +125,10 @@ public:
         // The bytes were checked when the Value was made: reading them again cannot fail.
         void load() {
             if constexpr (std::is_same_v<Element, Entry>) {
-                current_.key = Value::read(reader_);
-                current_.value = Value::read(reader_);
+                current_.key = Value(reader_.read_raw());
+                current_.value = Value(reader_.read_raw());
             } else {
-                current_ = Value::read(reader_);
+                current_ = Value(reader_.read_raw());
             }
         }
         Reader reader_;
