@@ -451,7 +451,9 @@ class ShmInPort:
                 self._changed(l)
         l.close()
 
-    def _drop(self, l, level, why, corrupt, touch=True):
+    def _drop(self, l, level, why, corrupt, touch=True, publisher_gone=False):
+        """publisher_gone: it closed or died, so no other locator of it would
+        serve either; otherwise the node falls back to its next locator."""
         self.links.remove(l)
         self.stats["links_dropped"] += 1
         if corrupt:
@@ -460,7 +462,8 @@ class ShmInPort:
                      "shared-memory link to %s dropped: %s" % (l.locator, why))
         if not touch:
             l.detached = True
-        self.dropped_locators.append(l.locator)
+        if not publisher_gone:
+            self.dropped_locators.append(l.locator)
         self._leave(l)
 
     def _publisher_alive(self, l, heartbeat):
@@ -495,7 +498,7 @@ class ShmInPort:
             if self._load(l, H_CLOSED):
                 if head != tail:
                     continue  # what it queued before closing is still ours to read
-                self._drop(l, "info", "its publisher closed it", False)
+                self._drop(l, "debug", "its publisher closed it", False, publisher_gone=True)  # an ordinary exit
                 continue
             if not live_due:
                 continue
@@ -503,7 +506,7 @@ class ShmInPort:
                 self._drop(l, "warning", "the publisher took this subscriber's slot back", False, False)
                 continue
             if not self._publisher_alive(l, self._load(l, H_HEARTBEAT)):
-                self._drop(l, "warning", "its publisher (pid %d) died" % l.owner_pid, False)
+                self._drop(l, "warning", "its publisher (pid %d) died" % l.owner_pid, False, publisher_gone=True)
                 continue
             self._store(l, l.s0 + S_HEARTBEAT, time.monotonic_ns(), _RELAXED)
 

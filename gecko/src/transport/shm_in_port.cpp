@@ -493,12 +493,17 @@ private:
         unref(&l);
     }
 
-    void drop(std::size_t k, LogLevel level, const std::string& why, bool corrupt, bool touch) {
+    // `publisher_gone`: it closed or died, so no other locator of it would
+    // serve either (discovery retires the link); otherwise the node falls back
+    // to its next locator (take_dropped).
+    void drop(std::size_t k, LogLevel level, const std::string& why, bool corrupt, bool touch, bool publisher_gone = false) {
         Link* l = links_[k];
         links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(k));
         ++links_dropped_;
-        dropped_.push_back(l->locator);
-        has_dropped_.store(true, std::memory_order_release);
+        if (!publisher_gone) {
+            dropped_.push_back(l->locator);
+            has_dropped_.store(true, std::memory_order_release);
+        }
         if (corrupt) ++corrupt_;
         notices_.add(level, corrupt ? "shm link corrupt" : "shm link dropped",
                      "shared-memory link to " + l->locator + " dropped: " + why);
@@ -535,7 +540,7 @@ private:
                 if (s.head.load(std::memory_order_acquire) != s.tail.load(std::memory_order_acquire)) {
                     continue;
                 }
-                drop(k, LogLevel::info, "its publisher closed it", false, true);
+                drop(k, LogLevel::debug, "its publisher closed it", false, true, true);  // an ordinary exit
                 continue;
             }
             if (!live_due) continue;
@@ -545,7 +550,7 @@ private:
                 continue;
             }
             if (!publisher_alive(l, h.heartbeat_ns.load(std::memory_order_relaxed))) {
-                drop(k, LogLevel::warn, "its publisher (pid " + std::to_string(l.owner_pid) + ") died", false, true);
+                drop(k, LogLevel::warn, "its publisher (pid " + std::to_string(l.owner_pid) + ") died", false, true, true);
                 continue;
             }
             s.heartbeat_ns.store(now, std::memory_order_relaxed);
