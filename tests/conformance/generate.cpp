@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// gecko_conformance_generate DIR: writes the golden vectors (vectors.hpp) into
-// DIR: index.json, schemas.json and one .hex file per vector. Run it only when
+// gecko_conformance_generate DIR [DOCS]: writes the golden vectors (vectors.hpp)
+// into DIR: index.json, schemas.json and one .hex file per vector; and, given
+// the docs directory DOCS, DOCS/MESSAGES.md (the same schemas, as tables). Run it only when
 // the wire changes on purpose, then review the diff and commit it;
 // gecko_conformance_tests fails as long as the code and the files disagree.
 
@@ -22,8 +23,9 @@ void write(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::cerr << "usage: gecko_conformance_generate DIR   (DIR: tests/conformance/vectors of the source tree)\n";
+    if (argc != 2 && argc != 3) {
+        std::cerr << "usage: gecko_conformance_generate DIR [DOCS]   (DIR: tests/conformance/vectors of the source tree; "
+                     "DOCS: its docs)\n";
         return 2;
     }
     namespace c = gecko::conformance;
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
         for (const auto& v : vectors) write(dir / v.file, c::to_hex_file(v.bytes));
         write(dir / "index.json", c::dump(c::index(vectors)));
         write(dir / "schemas.json", c::dump(c::schemas()));
+        if (argc == 3) write(std::filesystem::path(argv[2]) / "MESSAGES.md", c::messages_markdown());
         std::cout << "wrote " << vectors.size() << " vectors, index.json and schemas.json to " << dir.string() << "\n";
     } catch (const std::exception& e) {
         std::cerr << "gecko_conformance_generate: " << e.what() << "\n";

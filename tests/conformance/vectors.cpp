@@ -18,6 +18,7 @@
 
 #include <gecko/click/lockstep_msgs.hpp>
 
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -1230,6 +1231,72 @@ Json schemas() {
                             msgs::click::Control, msgs::click::Handshake, msgs::click::Sensor, msgs::click::Reset,
                             msgs::click::Error, click::Request, click::Answer, AddRequest, AddReply>();
     return j;
+}
+
+namespace {
+
+std::string anchor(const std::string& type_name) {
+    std::string a;
+    for (char ch : type_name)
+        if (ch != '.') a += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return a;
+}
+
+// A field's wire type in words, nested messages linked to their own table.
+std::string wire_type(const Json& t) {
+    if (t.is_string()) return "`" + t.get<std::string>() + "`";
+    if (t.contains("array"))
+        return "array of " + (t.contains("size") ? std::to_string(t.at("size").get<std::size_t>()) + " " : std::string()) +
+               wire_type(t.at("array"));
+    if (t.contains("optional")) return wire_type(t.at("optional")) + " or `nil`";
+    if (t.contains("map")) return "map from `str` to " + wire_type(t.at("map"));
+    if (t.contains("bin")) return "`bin` of " + std::to_string(t.at("bin").get<std::size_t>()) + " bytes";
+    if (t.contains("message")) {
+        const auto name = t.at("message").get<std::string>();
+        return "[" + name + "](#" + anchor(name) + ")";
+    }
+    if (t.contains("enum")) {
+        std::string names;
+        for (const auto& n : t.at("names")) names += (names.empty() ? "" : ", ") + ("`" + n.get<std::string>() + "`");
+        return "`str`, one of " + names + " (" + t.at("enum").get<std::string>() + ")";
+    }
+    std::string fields;  // a struct without a type name of its own
+    for (const auto& f : t.at("struct")) fields += (fields.empty() ? "" : ", ") + f.at("name").get<std::string>() + ": " + wire_type(f.at("type"));
+    return "map {" + fields + "}";
+}
+
+}  // namespace
+
+std::string messages_markdown() {
+    const Json all = schemas();
+    std::string out =
+        "# The message types (`gecko.msgs`)\n\n"
+        "<!-- Written by tests/conformance (gecko_conformance_generate), from the same source as\n"
+        "     tests/conformance/vectors/schemas.json: do not edit by hand. -->\n\n"
+        "Every type `gecko.msgs` defines (`msgs/include/gecko/msgs/`), and the example `add` service's,\n"
+        "field by field as it travels: a msgpack map from field name to value, in this order\n"
+        "([PROTOCOL.md](PROTOCOL.md) §3). A reader takes an absent field as its default. The same\n"
+        "fields, as a schema a program reads, are in `tests/conformance/vectors/schemas.json` and in\n"
+        "every typed publisher's entry of the key's directory ([DISCOVERY.md](DISCOVERY.md) §4.1).\n\n"
+        "Scalars: `bool`; `int8` … `int64` and `uint8` … `uint64` (a msgpack int that fits); `float32`\n"
+        "and `float64` (written as msgpack float32 / float64 always; read from any number); `str`; `bin`.\n";
+    for (const auto& t : all.at("types")) {
+        const auto name = t.at("type_name").get<std::string>();
+        out += "\n## " + name + "\n\n";
+        out += "Type hash `" + t.at("type_hash_hex").get<std::string>() + "`.\n\n";
+        if (t.at("fields").empty()) {
+            out += "No fields: an empty map.\n";
+            continue;
+        }
+        out += "| field | wire type | default |\n| --- | --- | --- |\n";
+        for (const auto& f : t.at("fields")) {
+            const auto field = f.at("name").get<std::string>();
+            std::string def = t.at("default").contains(field) ? t.at("default").at(field).dump() : "";
+            for (std::size_t at = def.find('|'); at != std::string::npos; at = def.find('|', at + 2)) def.replace(at, 1, "\\|");
+            out += "| `" + field + "` | " + wire_type(f.at("type")) + " | `" + def + "` |\n";
+        }
+    }
+    return out;
 }
 
 Json index(const std::vector<Vector>& vectors) {

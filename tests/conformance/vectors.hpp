@@ -66,6 +66,8 @@ std::vector<Vector> byte_vectors();
 Json hash_vectors();
 /// schemas.json: every gecko.msgs type (and the example service's), field by field.
 Json schemas();
+/// docs/MESSAGES.md: the fields of every type of schemas(), as tables.
+std::string messages_markdown();
 /// index.json: the conventions, the hashes and every byte vector's fields.
 Json index(const std::vector<Vector>& vectors);
 

@@ -79,6 +79,14 @@ TEST_CASE("the committed vectors are the bytes the C++ implementation writes", "
     }
 }
 
+TEST_CASE("docs/MESSAGES.md lists the fields schemas.json has", "[conformance][vectors]") {
+    std::ifstream in(GECKO_DOCS_DIR "/MESSAGES.md", std::ios::binary);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK(text.str() == c::messages_markdown());  // else: gecko_conformance_generate tests/conformance/vectors docs
+}
+
 TEST_CASE("index.json and schemas.json are what the code says, byte for byte", "[conformance][vectors]") {
     CHECK(read_text("index.json") == c::dump(c::index(c::byte_vectors())));
     CHECK(read_text("schemas.json") == c::dump(c::schemas()));
