@@ -13,6 +13,7 @@
 // the publisher sent per second and for what the subscriber delivered.
 //
 //   gecko_key_wide_bench [--reps N] [--seconds S] [--markdown]
+//                        [--transport shm|tcp] [--topics 1|100] [--only ordinary|key-wide]   (a part, for a profiler)
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -192,13 +193,21 @@ int main(int argc, char** argv) {
     int reps = 5;
     double seconds = 1.0;
     bool markdown = false;
+    std::vector<std::string> transports{"shm", "tcp"};
+    std::vector<int> topic_counts{1, 100};
+    std::vector<bool> modes{false, true};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-        else if (a == "--seconds" && i + 1 < argc) seconds = std::max(0.1, std::atof(argv[++i]));
+        const bool value = i + 1 < argc;
+        if (a == "--reps" && value) reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--seconds" && value) seconds = std::max(0.1, std::atof(argv[++i]));
         else if (a == "--markdown") markdown = true;
+        else if (a == "--transport" && value) transports = {argv[++i]};
+        else if (a == "--topics" && value) topic_counts = {std::max(1, std::atoi(argv[++i]))};
+        else if (a == "--only" && value) modes = {std::string(argv[++i]) == "key-wide"};
         else {
-            std::fprintf(stderr, "usage: gecko_key_wide_bench [--reps N] [--seconds S] [--markdown]\n");
+            std::fprintf(stderr, "usage: gecko_key_wide_bench [--reps N] [--seconds S] [--markdown] [--transport shm|tcp] "
+                                 "[--topics N] [--only ordinary|key-wide]\n");
             return a == "--help" || a == "-h" ? 0 : 2;
         }
     }
@@ -212,11 +221,11 @@ int main(int argc, char** argv) {
         table.header = {"link", "topics", "A: ordinary sent/s", "B: key-wide sent/s", "B/A sent",
                         "A: delivered/s", "B: delivered/s", "B/A delivered"};
         table.right = {false, true, true, true, true, true, true, true};
-        for (const std::string transport : {"shm", "tcp"}) {
-            for (const int topics : {1, 100}) {
+        for (const std::string& transport : transports) {
+            for (const int topics : topic_counts) {
                 std::vector<double> sent[2], delivered[2];
                 for (int rep = 0; rep < reps; ++rep)
-                    for (const bool key_wide : {false, true}) {
+                    for (const bool key_wide : modes) {
                         Run r{key, core.address, transport, topics, key_wide, seconds};
                         const Figures f = once(r);
                         sent[key_wide].push_back(f.sent_per_s);
@@ -225,6 +234,7 @@ int main(int argc, char** argv) {
                                      key_wide ? "key-wide" : "ordinary", bench::fmt_count(f.sent_per_s).c_str(),
                                      bench::fmt_count(f.delivered_per_s).c_str());
                     }
+                if (modes.size() == 1) continue;  // one side alone: its runs are above
                 const double sa = median(sent[0]), sb = median(sent[1]);
                 const double da = median(delivered[0]), db = median(delivered[1]);
                 table.rows.push_back({transport, std::to_string(topics), bench::fmt_count(sa), bench::fmt_count(sb),
