@@ -26,15 +26,6 @@ bool has_service_line(const std::string& list, const std::string& name, const st
     return services != std::string::npos && has_topic_line(list.substr(services), name, also);
 }
 
-gecko::NodeOptions node_options(const Key& k, const std::string& name) {
-    gecko::NodeOptions o;
-    o.key = k.key();
-    o.name = name;
-    o.core = "127.0.0.1:" + std::to_string(k.port());
-    o.multicast_enabled = false;
-    o.ipc_directory = k.ipc_dir();
-    return o;
-}
 
 }  // namespace
 
@@ -99,7 +90,7 @@ TEST_CASE("gecko call checks a gecko.msgs request, and says when the reply is la
     Key k;
     using gecko::msgs::Int64;
     using gecko::msgs::String;
-    gecko::Node node(node_options(k, "strings"));
+    gecko::Node node(k.node_options("strings"));
     auto length = node.service<String, Int64>("length", [](const String& s) {
         if (s.data == "fail") throw std::runtime_error("cannot measure 'fail'");
         Int64 r;
@@ -109,7 +100,7 @@ TEST_CASE("gecko call checks a gecko.msgs request, and says when the reply is la
     node.spin_in_background();
     std::promise<void> release;
     auto released = release.get_future().share();
-    gecko::Node slow_node(node_options(k, "slowpoke"));
+    gecko::Node slow_node(k.node_options("slowpoke"));
     auto slow = slow_node.service<String, Int64>("slow", [released](const String&) {
         released.wait_for(std::chrono::seconds(10));  // until the test has seen the timeout
         return Int64{};

@@ -24,20 +24,6 @@ struct Speed {
 };
 }  // namespace test_types
 
-namespace {
-
-gecko::NodeOptions node_options(const Key& k, const std::string& name) {
-    gecko::NodeOptions o;
-    o.key = k.key();
-    o.name = name;
-    o.core = "127.0.0.1:" + std::to_string(k.port());
-    o.multicast_enabled = false;
-    o.ipc_directory = k.ipc_dir();
-    return o;
-}
-
-}  // namespace
-
 TEST_CASE("gecko echo of a glob prints every topic it matches, each message under its topic's name",
           "[tools][process][echo][key_wide]") {
     Key k;
@@ -73,7 +59,7 @@ TEST_CASE("gecko echo of a glob prints every topic it matches, each message unde
 TEST_CASE("the key's own types are shown and checked as the gecko.msgs types are: a misspelt field is refused at once",
           "[tools][process][directory]") {
     Key k;
-    gecko::Node robot(node_options(k, "robot"));
+    gecko::Node robot(k.node_options("robot"));
     auto speed = robot.publisher<test_types::Speed>("speed");
     k.start_background(ADD_SERVER_PATH);
     k.wait_for_list([](const std::string& out) { return has_topic_line(out, "speed", "test.Speed") && contains(out, "adder@"); });

@@ -7,6 +7,8 @@
 // Every wait has a deadline; nothing sleeps to synchronise.
 #include <catch2/catch.hpp>
 
+#include <gecko/node.hpp>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -135,6 +137,16 @@ public:
     const std::string& key() const { return key_; }
     int port() const { return core_.port; }
     const std::string& ipc_dir() const { return ipc_dir_.path(); }
+    /// Options for a node of the test's own process on this key (its core, no multicast).
+    gecko::NodeOptions node_options(const std::string& name) const {
+        gecko::NodeOptions o;
+        o.key = key_;
+        o.name = name;
+        o.core = "127.0.0.1:" + std::to_string(port());
+        o.multicast_enabled = false;
+        o.ipc_directory = ipc_dir();
+        return o;
+    }
     const std::string& core_line() const { return core_.line; }
 
     SpawnOptions options(Stderr mode = Stderr::capture) const {
