@@ -27,7 +27,8 @@ struct MessageInfo {
     /// names ("" without a directory: discovery off, or an older core).
     std::string topic;
     /// Key-wide subscriptions: the directory's entry of `topic` (its type,
-    /// schema and publishers), valid while the message is; null otherwise.
+    /// schema and publishers), valid during the call that hands the message
+    /// over (Node::directory() gives entries to keep); null otherwise.
     const ChannelInfo* channel = nullptr;
 };
 

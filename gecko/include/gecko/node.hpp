@@ -310,9 +310,10 @@ public:
     [[nodiscard]] DirectoryWatch watch_directory(std::function<void(const DirectoryEvent&)> callback);
     /// The key's directory now: every topic and service, with its channel,
     /// type, schema and publishers (waits up to `timeout` for the core's
-    /// first answer).
+    /// first whole answer; a core that just started gives it at the end of
+    /// its warm-up, one lease after it started).
     /// @throws gecko::Error (Errc::discovery) if none came, or the core keeps none (an older geckocore).
-    std::vector<std::shared_ptr<const ChannelInfo>> directory(std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+    std::vector<std::shared_ptr<const ChannelInfo>> directory(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
     /// Declares the fields of the types in `schema` (schema.hpp): this
     /// node's publishers, servers and subscribers of those types carry them
