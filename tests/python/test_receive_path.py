@@ -160,6 +160,31 @@ def test_a_server_and_a_client_say_the_wrong_kind_once(node, log_lines):
                         % (entity.what, kind)], log_lines
 
 
+KEY_TWICE = b"\x82\xa4data\xcb\x3f\xf8" + bytes(6) + b"\xa4data\xcb\x3f\xf8" + bytes(6)  # {data: 1.5, data: 1.5}
+
+
+@pytest.mark.parametrize("key_wide", [False, True])
+def test_untyped_reading_refuses_a_key_twice(node, log_lines, key_wide):
+    # PROTOCOL.md 3: dicts of an untyped or key-wide subscriber, as C++ wire::Value reads
+    sub = node.subscribe_all() if key_wide else node.subscriber("v", None, depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = 1
+    while sub.receive(0.05) is None:  # the link is up
+        feed.send(feed.frame(payload, seq))
+        seq += 1
+    while sub.receive(0) is not None:
+        pass
+    feed.send(feed.frame(KEY_TWICE, seq), feed.frame(KEY_TWICE, seq + 1), feed.frame(payload, seq + 2))
+    assert sub.receive(2.0, with_info=False) == {"data": 1.5}
+    assert sub.stats().decode_errors == 2
+    what = "subscriber of every topic" if key_wide else "subscriber of 'v'"
+    said = [text for level, text in log_lines if "could not decode" in text]
+    assert said == ["%s could not decode a message: field 'data' appears twice in the map (further ones are counted "
+                    "in stats().decode_errors)" % what], log_lines
+    feed.close()
+
+
 def test_compressed_and_latched_frames_take_the_full_path(node):
     sub = node.subscriber("s", String, depth=64, with_info=True)
     feed = Feed(node, "s", String.__gecko_type__)
