@@ -185,6 +185,36 @@ def test_untyped_reading_refuses_a_key_twice(node, log_lines, key_wide):
     feed.close()
 
 
+@pytest.mark.parametrize("with_callback", [False, True])
+def test_the_decode_error_lines(node, log_lines, with_callback):
+    # PROTOCOL.md 2.5, steps 12 and 13: the decoder's error (type and field) in C++'s words
+    got = []
+    sub = node.subscriber("v", Float64, callback=got.append if with_callback else None, depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = 1
+    while not got and (with_callback or sub.receive(0.05) is None):  # the link is up
+        feed.send(feed.frame(payload, seq))
+        seq += 1
+        if with_callback:
+            node.spin_once(0.05)
+    feed.send(feed.frame(gecko.encode(String(data="x")), seq),       # {"data": "x"}, said once for both
+              feed.frame(b"\x81\xa4data\xa1y", seq + 1),
+              feed.frame(b"not zlib", seq + 2, flags=wire.FLAG_COMPRESSED, size=10),
+              feed.frame(payload, seq + 3))
+    if with_callback:
+        eventually(lambda: node.spin_once(0.05) is not None and sub.stats().decode_errors == 3, 10, "the spin")
+    else:
+        assert sub.receive(2.0) == Float64(data=1.5)
+    said = sorted(text for level, text in log_lines if level == "WARNING" and "decode" in text)
+    assert said == [
+        "dropped a frame on subscriber of 'v': corrupt compressed payload (further ones are counted in "
+        "stats().decode_errors)",
+        "subscriber of 'v' could not decode a message: gecko.msgs.Float64: field 'data' has msgpack type str, "
+        "expected a number (further ones are counted in stats().decode_errors)"], log_lines
+    feed.close()
+
+
 def test_compressed_and_latched_frames_take_the_full_path(node):
     sub = node.subscriber("s", String, depth=64, with_info=True)
     feed = Feed(node, "s", String.__gecko_type__)
