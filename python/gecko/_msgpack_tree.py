@@ -2,13 +2,15 @@
 """Decoding msgpack into a tree (dicts, lists, str, bytes, numbers), with
 the structural rules of C++ gecko::wire::decode: bounded by the input and
 MAX_DEPTH; a map with a key that is not a str, or a key twice, kept as an
-OddMap (fine to skip, an error where a message or a str-keyed map is read).
-gecko.message reads message types out of such trees."""
+OddMap (fine to skip, an error where a message or a str-keyed map is read),
+or for untyped reading (unique=True, as C++ wire::Value) a key twice
+refused at any depth. gecko.message reads message types out of such trees."""
 
 import itertools
 
 import msgpack
 
+from ._map_keys import check_unique_keys
 from .errors import DecodeError
 
 MAX_DEPTH = 64
@@ -67,11 +69,43 @@ def type_word(v):
     return "ext"
 
 
-def unpack(data):
+def _may_repeat(pairs):
+    """Whether two keys of a map (an OddMap's pairs) may be the same key as
+    C++ compares keys: for str, bin, integers, nil and bool the decoded
+    values tell; floats, ext, arrays and maps only by their bytes."""
+    seen = set()
+    for k, _ in pairs:
+        c = k.__class__
+        if c is str or c is bytes or c is int or c is bool or k is None:
+            ident = (c, k)
+        elif c is float:
+            ident = (float, repr(k))  # float32 1.0 and float64 1.0 are two keys: the bytes say
+        else:
+            ident = (list,)           # ext, arrays and maps: the bytes say
+        if ident in seen:
+            return True
+        seen.add(ident)
+    return False
+
+
+def unpack(data, unique=False):
     """Decodes exactly one msgpack value from `data` into Python objects (maps
     as dicts, arrays as lists, bin as bytes, str as str), bounded: lengths by
-    the input, nesting by MAX_DEPTH. Raises DecodeError."""
+    the input, nesting by MAX_DEPTH. Raises DecodeError.
+
+    unique (untyped reading, as C++ wire::Value): a map with a key twice, at
+    any depth, is an error naming its path ("field 'x[0].k' appears twice
+    in the map"). Without it such a map is an OddMap, an error only where a
+    message or a str-keyed map is read (typed reading skips unknown fields)."""
     data = bytes(data)
+    maybe_twice = []
+    pairs_of = _pairs
+    if unique:
+        def pairs_of(pairs):
+            r = _pairs(pairs)
+            if r.__class__ is OddMap and not maybe_twice and _may_repeat(pairs):
+                maybe_twice.append(True)
+            return r
     hooks = {}
     if len(data) > MAX_DEPTH + 1:  # shorter input cannot nest deeper than MAX_DEPTH
         depth = {}
@@ -95,15 +129,15 @@ def unpack(data):
 
         def pairs_hook(pairs):
             d = depth_over(_chain(pairs))  # keys and values
-            r = _pairs(pairs)
+            r = pairs_of(pairs)
             depth[id(r)] = d
             return r
 
         hooks = {"list_hook": list_hook, "object_pairs_hook": pairs_hook}
     else:
-        hooks = {"object_pairs_hook": _pairs}
+        hooks = {"object_pairs_hook": pairs_of}
     try:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False, unicode_errors="surrogateescape",
+        tree = msgpack.unpackb(data, raw=False, strict_map_key=False, unicode_errors="surrogateescape",
                                timestamp=0, **hooks)
     except DecodeError:
         raise
@@ -119,3 +153,13 @@ def unpack(data):
         raise DecodeError("is not msgpack (%s)" % text)
     except Exception as e:  # anything else msgpack may raise on hostile input
         raise DecodeError("is not msgpack (%s: %s)" % (type(e).__name__, e))
+    if maybe_twice:
+        check_unique_keys(data)
+    return tree
+
+
+def unpack_value(data):
+    """Untyped reading, as C++ wire::Value reads (what a subscriber of no
+    type, a key-wide subscriber and `python3 -m gecko echo` give): unpack()
+    that refuses a map with a key twice at any depth."""
+    return unpack(data, unique=True)

@@ -48,7 +48,8 @@ import struct
 
 import msgpack
 
-from ._msgpack_tree import MAX_DEPTH, OddMap as _OddMap, type_word as _type_word, unpack
+from ._msgpack_tree import MAX_DEPTH, OddMap as _OddMap, type_word as _type_word, unpack as _unpack_tree
+from ._msgpack_tree import unpack_value as unpack  # untyped reading: a key twice is an error at any depth
 from .errors import DecodeError
 
 _packer = msgpack.Packer(use_bin_type=True, unicode_errors="surrogateescape", autoreset=True)
@@ -743,7 +744,7 @@ def decode(cls, data):
     pairs (no Python call per map or array) read by the fields' fast();
     anything that way does not accept as is (an unknown field, a duplicate
     or non-str key, a type error, malformed input) is decoded again the exact
-    way (unpack() then read()), which gives the result or the error. A
+    way (unpack, then read()), which gives the result or the error. A
     schema that nests deeper than MAX_DEPTH is only decoded the exact way."""
     if cls.__gecko_fast__ is not None:
         read = cls.__dict__.get("__gecko_reader__")  # the class's own, never a base's (a subclass may do more)
@@ -753,7 +754,7 @@ def decode(cls, data):
         except Exception:
             pass
     try:
-        return _read_message(cls, unpack(data))
+        return _read_message(cls, _unpack_tree(data))
     except DecodeError as e:
         raise e.named(cls.__gecko_type__ or cls.__name__)
 

@@ -39,7 +39,10 @@ def _decode(cls, payload):
 class Server:
     """Answers the requests of service `name`: handler(request) returns the reply
     (an instance of the reply type, a dict of its fields, or msgpack bytes).
-    Runs in Node.spin(). An exception in the handler is sent back as an error."""
+    Runs in Node.spin(). An exception in the handler is sent back as an error
+    reply, "service 'S' failed: <the exception>"; a request that does not
+    decode into the request type (or a gecko.Error "decode" from the handler)
+    as "service 'S' could not decode the request: <error>" (PROTOCOL.md 5)."""
 
     def __init__(self, node, name, request_type, reply_type, handler, queue=16):
         check_topic(name, "the service name")
@@ -93,10 +96,17 @@ class Server:
                 return self._reply_error(client, h.sequence, "%s: corrupt compressed request" % self.what)
         try:
             request = _decode(self.req_cls, payload)
+        except DecodeError as e:
+            if not e.type_name:  # untyped reading: the type is the service's
+                e.named(self.req_name)
+            return self._reply_error(client, h.sequence, "%s could not decode the request: %s" % (self.what, e))
+        try:
             reply = self.handler(request)
             reply_payload = encode_payload(self.rep_cls, self.rep_name, reply)
         except Exception as e:
-            return self._reply_error(client, h.sequence, "%s failed: %s" % (self.what, e))
+            # gecko.Error "decode": the handler says the request does not decode, as a C++ handler may
+            how = "could not decode the request:" if isinstance(e, Error) and e.code == "decode" else "failed:"
+            return self._reply_error(client, h.sequence, "%s %s %s" % (self.what, how, e))
         self.requests += 1
         self._send(client, h.sequence, 0, reply_payload)
 

@@ -6,6 +6,7 @@ multicast, no host door), a short ipc directory of the test's own, and child
 processes whose output lines can be awaited. Every wait has a deadline;
 nothing sleeps to synchronise."""
 
+import logging
 import os
 import queue
 import random
@@ -206,3 +207,27 @@ def eventually(predicate, timeout=10.0, what="condition"):
             return
         time.sleep(0.02)
     raise AssertionError("timed out waiting for " + what)
+
+
+class LogLines(logging.Handler):
+    """The gecko logger's lines, as (level name, text) (it does not propagate
+    to pytest's caplog)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+        logging.getLogger("gecko").addHandler(self)
+
+    def emit(self, record):
+        self.lines.append((record.levelname, record.getMessage()))
+
+    def close(self):
+        logging.getLogger("gecko").removeHandler(self)
+        super().close()
+
+
+@pytest.fixture
+def log_lines():
+    h = LogLines()
+    yield h.lines
+    h.close()

@@ -41,3 +41,19 @@ def test_usage_errors_exit_2(rig):
     nokey = rig.spawn([python_exe(), "-m", "gecko", "list"], env={k: v for k, v in rig.env().items()
                                                                   if k != "GECKO_KEY"})
     assert nokey.wait(20) == 2
+
+
+def test_echo_refuses_a_map_with_a_key_twice(rig):
+    # PROTOCOL.md 3: untyped reading refuses it, naming the field; the next message is printed
+    talker = rig.node("py_doubled")
+    pub = talker.publisher("doubled", "examples.Doubled")
+    echo = gecko_py(rig, "echo", "--key", rig.key, "doubled", "--count", "1", "--json")
+    assert pub.wait_for_subscribers(1, 20)
+    pub.publish_payload(b"\x81\xa3top\x82\xa4data\x01\xa4data\x02")  # {"top": {"data": 1, "data": 2}}
+    pub.publish_payload(b"\x81\xa3top\x81\xa4data\x03")
+    assert echo.wait(20) == 1, echo.err
+    assert [json.loads(l) for l in echo.out] == [{"top": {"data": 3}}]
+    err = "\n".join(echo.err)
+    assert ("subscriber of 'doubled' could not decode a message: examples.Doubled: field 'top.data' appears twice "
+            "in the map (further ones are counted in stats().decode_errors)") in err, err
+    assert "gecko echo: 1 message of 'doubled' not shown" in err, err

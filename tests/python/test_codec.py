@@ -97,6 +97,54 @@ def test_rules_maps():
     assert gecko.decode(Int64, b"\x82\xa4data\x01\xa3odd\x82\xa1a\x01\xa1a\x02").data == 1
 
 
+def untyped(data):
+    try:
+        message.unpack(bytes(data))
+        return "accepted"
+    except gecko.DecodeError as e:
+        assert e.code == "decode"
+        return str(e)
+
+
+def test_untyped_reading_refuses_a_key_twice_at_any_depth():
+    # PROTOCOL.md 3: the cases of tests/wire/value_test.cpp, with its texts
+    assert untyped(b"\x82\xa1a\x01\xa1a\x02") == "field 'a' appears twice in the map"
+    assert untyped(b"\x82\xa1a\x01\xd9\x01a\x02") == "field 'a' appears twice in the map"  # fixstr, str8
+    assert untyped(b"\x82\x01\xc0\xcd\x00\x01\xc0") == "field '1' appears twice in the map"  # 1, uint16 1
+    assert untyped(b"\x82\xff\xc0\xd0\xff\xc0") == "field '-1' appears twice in the map"      # -1, int8 -1
+    assert untyped(b"\x82\xc4\x01b\x01\xc4\x01b\x02") == "the message has the same bin key twice"
+    assert untyped(b"\x81\xa1x\x91\x82\xa1k\x01\xa1k\x02") == "field 'x[0].k' appears twice in the map"
+    assert untyped(b"\x81\x82\x01\x01\x01\x02\xc0") == "field '1' appears twice in the map"  # in a map key
+    # keys that only look alike are different keys: str "1", int 1, float64 1.0, bin "1"
+    assert untyped(b"\x84\xa11\x01\x01\x02\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00\x03\xc4\x011\x04") == "accepted"
+
+    def big(n, repeat):
+        pk = msgpack.Packer()
+        out = pk.pack_map_header(n)
+        for i in range(n):
+            out += pk.pack("key%d" % (repeat if i == n - 1 and repeat >= 0 else i)) + pk.pack(i)
+        return out
+    assert untyped(big(1000, -1)) == "accepted"
+    assert untyped(big(1000, 3)) == "field 'key3' appears twice in the map"
+    assert untyped(big(17, 0)) == untyped(big(16, 0)) == "field 'key0' appears twice in the map"
+
+    # other keys by their bytes: float32 1.0 and float64 1.0 differ, float64 1.0 twice does not
+    f32, f64 = b"\xca\x3f\x80\x00\x00", b"\xcb\x3f\xf0" + bytes(6)
+    assert untyped(b"\x82" + f32 + b"\x01" + f64 + b"\x02") == "accepted"
+    assert untyped(b"\x82" + f64 + b"\x01" + f64 + b"\x02") == "the message has the same float64 key twice"
+    assert untyped(b"\x82\x91\x01\x01\x91\xcc\x01\x02") == "accepted"  # [1] and [uint8 1]
+    assert untyped(b"\x82\xc0\x01\xc0\x02") == "the message has the same nil key twice"
+    # the path through a key that is no str, and through an array
+    assert untyped(b"\x81\x07\x82\xa1a\x01\xa1a\x02") == "field '<int key>.a' appears twice in the map"
+    assert untyped(b"\x92\x80\x82\x01\xc0\x01\xc0") == "field '[1].1' appears twice in the map"
+    # a map's own keys are checked before what its values hold
+    assert untyped(b"\x83\xa1x\x82\xa1k\x01\xa1k\x02\xa1y\x01\xa1y\x02") == "field 'y' appears twice in the map"
+    # typed reading skips an unknown field whatever it holds, as before
+    assert gecko.decode(Int64, b"\x82\xa4data\x01\xa3odd\x82\xa1a\x01\xa1a\x02").data == 1
+    assert untyped(b"\x82\xa4data\x01\xa3odd\x82\xa1a\x01\xa1a\x02") == "field 'odd.a' appears twice in the map"
+    assert message.unpack(b"\x82\xa4data\x01\x01\x02") == {"data": 1, 1: 2}
+
+
 def test_rules_enums_arrays_structure():
     assert gecko.decode(click.Reset, msgpack.packb({"direction": 1})).direction == click.Direction.answer
     assert 'is "sideways", not a name of Direction (request, answer)' in err(click.Reset, {"direction": "sideways"})

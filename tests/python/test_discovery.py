@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Discovery of a Python node against a real geckocore: by multicast on a
 group of the test's own, by GECKO_CORE when multicast gets no answer,
-re-registration after the core is killed (-9) and restarted, and the
-goodbye on close."""
+re-registration after the core is killed (-9) and restarted, the
+goodbye on close, and ids that are never 0 (the core refuses session 0)."""
 
 import signal
 import time
@@ -13,6 +13,8 @@ import zmq
 from conftest import Core, bin_path, eventually, private_multicast
 
 import gecko
+from gecko import discovery as disc
+from gecko._session import names as gecko_names
 from gecko.msgs import Imu, String
 
 
@@ -92,3 +94,38 @@ def test_python_to_python_through_the_core(rig):
     assert sub.receive(timeout=10.0) == String("next")
     a.close()  # the publisher says "end"
     eventually(lambda: sub.stats().drops == 0 and not sub.sink.publishers, 5, "the end control frame")
+
+
+def test_the_core_refuses_session_id_0(rig):
+    # DISCOVERY.md 2.2 step 3: ids are non-zero; a hello with s 0 is malformed, and nobody joins
+    s = zmq.Context.instance().socket(zmq.REQ)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVTIMEO, 20000)
+    try:
+        s.connect(rig.core.endpoint)
+        s.send(disc.hello_msg(0, 7, rig.key, "py_zero", "localhost", "", 1, "", 3000, [], []))
+        answer = msgpack.unpackb(s.recv(), raw=False)
+    finally:
+        s.close()
+    assert (answer["t"], answer["code"], answer["id"]) == ("error", "malformed", 0), answer
+    assert answer["message"] == "'hello' with session id 0 (session ids are non-zero)"
+    assert node_names(rig.core, rig.key) == []
+
+
+def test_ids_are_never_0(monkeypatch):
+    # a session, its secret and every entity: a random u64 drawn again when it is 0
+    class ZeroFirst:
+        def __init__(self):
+            self.next = 10
+
+        def getrandbits(self, bits):
+            assert bits == 64
+            self.next += 1
+            return 0 if self.next % 2 else self.next
+
+    monkeypatch.setattr(gecko_names, "_rng", ZeroFirst())
+    with gecko.Node("ids", "py_ids", discovery=False) as node:
+        ids = [node.session, node.secret,
+               node.publisher("a", String).id, node.subscriber("a", String).id, node.subscribe_all().id,
+               node.service("s", String, String, lambda r: r).id, node.client("s", String, String).id]
+    assert 0 not in ids and len(set(ids)) == len(ids), ids

@@ -11,7 +11,9 @@ from gecko import env
 
 ON = ["1", "true", "yes", "on", "TRUE", "Yes", "oN", " on", "1 ", "\tyes\n"]
 OFF = ["0", "false", "no", "off", "FALSE", "No", "OFF", " 0 ", "\toff\n"]
-BAD = ["maybe", "2", "y", "n", "enable", "o n", "-1", "truee", "none"]
+BAD = ["maybe", "2", "y", "n", "enable", "o n", "-1", "truee", "none",
+       # C++ trims only " \t\n\r\f\v" and lowers only ASCII letters: other spaces are part of the value
+       "\xa01", "on\u2003", "\x1c0", "\x85yes", "\u3000off", "\ufeff1", "\u212a"]
 EXPECTED = "expected 1, true, yes or on; or 0, false, no or off"
 
 

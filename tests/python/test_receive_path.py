@@ -2,7 +2,8 @@
 """The subscriber's receive path in one process, fed frame by frame from a raw
 ZeroMQ PUB socket (inproc): the batch drain and its fast path keep every
 counter and case of the one-frame-at-a-time path (keep-last-N, drops, type
-mismatches, malformed, compressed, latched), receive_payload() gives the
+mismatches, malformed, compressed, latched), a subscriber takes data frames
+only (a key-wide one leaves service frames uncounted), receive_payload() gives the
 payload receive() decodes, and the Bytes fast decode agrees with decode()."""
 
 import itertools
@@ -98,6 +99,119 @@ def test_drops_mismatches_and_malformed_are_counted_and_the_subscriber_goes_on(n
     s = sub.stats()
     assert (s.drops, s.type_mismatches, s.malformed, s.decode_errors) == (5 + 2 + 1, 1, 2, 1)
     assert s.delivered == s.received - s.decode_errors
+    feed.close()
+
+
+SERVICE_KINDS = [wire.FLAG_REQUEST, wire.FLAG_REPLY, wire.FLAG_REPLY | wire.FLAG_ERROR, wire.FLAG_ERROR]
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_subscriber_takes_data_frames_only(node, log_lines, typed):
+    # PROTOCOL.md 2.1 step 9: request, reply or error on a topic's channel is malformed, said once
+    sub = node.subscriber("v", Float64 if typed else None, depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = linked(node, sub, feed, payload)
+    before = sub.stats()
+    feed.send(*[feed.frame(payload, seq + i, flags=f) for i, f in enumerate(SERVICE_KINDS)])
+    feed.send(feed.frame(payload, seq + len(SERVICE_KINDS)))
+    got = sub.receive(2.0)
+    assert (got.data if typed else got["data"]) == 1.5
+    s = sub.stats()
+    assert s.malformed - before.malformed == len(SERVICE_KINDS)
+    assert (s.received - before.received, s.delivered - before.delivered) == (1, 1)
+    said = [text for level, text in log_lines if "not a data frame" in text]
+    assert said == ["dropped a frame on subscriber of 'v' that is not a data frame (flags %d); further ones are "
+                    "counted in stats()" % wire.FLAG_REQUEST], log_lines
+    feed.close()
+
+
+def test_a_key_wide_subscriber_leaves_service_frames_uncounted(node, log_lines):
+    everything = node.subscribe_all()  # no discovery: frames taken as they come, unnamed
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = 1
+    while everything.receive(0.05) is None:  # the link is up
+        feed.send(feed.frame(payload, seq))
+        seq += 1
+    while everything.receive(0) is not None:
+        pass
+    before = everything.stats()
+    feed.send(*[feed.frame(payload, seq + i, flags=f) for i, f in enumerate(SERVICE_KINDS)])
+    feed.send(feed.frame(payload, seq + len(SERVICE_KINDS)))
+    assert everything.receive(2.0, with_info=False) == {"data": 1.5}
+    s = everything.stats()
+    assert (s.malformed, s.received - before.received) == (before.malformed, 1)
+    assert not [text for _, text in log_lines if "not a data frame" in text], log_lines
+    feed.close()
+
+
+def test_a_server_and_a_client_say_the_wrong_kind_once(node, log_lines):
+    server = node.service("svc", Float64, Float64, lambda r: r)
+    client = node.client("svc", Float64, Float64)
+    payload = gecko.encode(Float64(data=1.5))
+    for entity, kind in ((server, "request"), (client, "reply")):
+        frames = [wire.encode_header(entity.sink.channel, 0, len(payload), i, 5, 0, wire.type_hash("gecko.msgs.Float64"))
+                  + payload for i in (1, 2)]
+        entity.sink.offer_batch(frames, 1)
+        assert entity.sink.stats.malformed == 2
+        said = [text for level, text in log_lines if "that is not a " + kind in text]
+        assert said == ["dropped a frame on %s that is not a %s (flags 0); further ones are counted in stats()"
+                        % (entity.what, kind)], log_lines
+
+
+KEY_TWICE = b"\x82\xa4data\xcb\x3f\xf8" + bytes(6) + b"\xa4data\xcb\x3f\xf8" + bytes(6)  # {data: 1.5, data: 1.5}
+
+
+@pytest.mark.parametrize("key_wide", [False, True])
+def test_untyped_reading_refuses_a_key_twice(node, log_lines, key_wide):
+    # PROTOCOL.md 3: dicts of an untyped or key-wide subscriber, as C++ wire::Value reads
+    sub = node.subscribe_all() if key_wide else node.subscriber("v", None, depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = 1
+    while sub.receive(0.05) is None:  # the link is up
+        feed.send(feed.frame(payload, seq))
+        seq += 1
+    while sub.receive(0) is not None:
+        pass
+    feed.send(feed.frame(KEY_TWICE, seq), feed.frame(KEY_TWICE, seq + 1), feed.frame(payload, seq + 2))
+    assert sub.receive(2.0, with_info=False) == {"data": 1.5}
+    assert sub.stats().decode_errors == 2
+    what = "subscriber of every topic" if key_wide else "subscriber of 'v'"
+    said = [text for level, text in log_lines if "could not decode" in text]
+    assert said == ["%s could not decode a message: field 'data' appears twice in the map (further ones are counted "
+                    "in stats().decode_errors)" % what], log_lines
+    feed.close()
+
+
+@pytest.mark.parametrize("with_callback", [False, True])
+def test_the_decode_error_lines(node, log_lines, with_callback):
+    # PROTOCOL.md 2.5, steps 12 and 13: the decoder's error (type and field) in C++'s words
+    got = []
+    sub = node.subscriber("v", Float64, callback=got.append if with_callback else None, depth=64)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.5))
+    seq = 1
+    while not got and (with_callback or sub.receive(0.05) is None):  # the link is up
+        feed.send(feed.frame(payload, seq))
+        seq += 1
+        if with_callback:
+            node.spin_once(0.05)
+    feed.send(feed.frame(gecko.encode(String(data="x")), seq),       # {"data": "x"}, said once for both
+              feed.frame(b"\x81\xa4data\xa1y", seq + 1),
+              feed.frame(b"not zlib", seq + 2, flags=wire.FLAG_COMPRESSED, size=10),
+              feed.frame(payload, seq + 3))
+    if with_callback:
+        eventually(lambda: node.spin_once(0.05) is not None and sub.stats().decode_errors == 3, 10, "the spin")
+    else:
+        assert sub.receive(2.0) == Float64(data=1.5)
+    said = sorted(text for level, text in log_lines if level == "WARNING" and "decode" in text)
+    assert said == [
+        "dropped a frame on subscriber of 'v': corrupt compressed payload (further ones are counted in "
+        "stats().decode_errors)",
+        "subscriber of 'v' could not decode a message: gecko.msgs.Float64: field 'data' has msgpack type str, "
+        "expected a number (further ones are counted in stats().decode_errors)"], log_lines
     feed.close()
 
 

@@ -2,10 +2,11 @@
 """Services across languages with real processes: a C++ server (add_server)
 called from Python, a Python server called by C++ (add_client, and
 `gecko call`), and the errors a caller gets (remote failure, no server,
-timeout)."""
+timeout, a request that does not decode: the same answer from both)."""
 
 import json
 
+import msgpack
 import pytest
 
 from conftest import bin_path
@@ -68,3 +69,59 @@ def test_python_caller_errors(rig):
     with pytest.raises(gecko.Error) as e:
         nobody.call(AddRequest(), timeout=5.0)
     assert e.value.code == "no_peer"
+
+
+# PROTOCOL.md 5: a request that does not decode into the request type has its own answer, the same from both
+NOT_A_REQUEST = msgpack.packb({"a": "x", "b": 1.0})
+COULD_NOT_DECODE = ("service 'add' could not decode the request: examples.AddRequest: field 'a' has msgpack type "
+                    "str, expected a number")
+
+
+def remote_error(client, payload):
+    with pytest.raises(gecko.Error) as e:
+        client.call(payload, timeout=10.0)
+    assert e.value.code == "remote"
+    return str(e.value)
+
+
+def test_an_undecodable_request_to_a_cpp_server(rig):
+    rig.spawn([bin_path("add_server"), "--key", rig.key])
+    add = rig.node("py_caller").client("add", AddRequest, AddReply)
+    assert add.wait_for_server(10.0), "add_server never became reachable"
+    assert remote_error(add, NOT_A_REQUEST) == COULD_NOT_DECODE
+
+
+def test_an_undecodable_request_to_a_python_server(rig):
+    node = rig.node("py_adder")
+    srv = node.service("add", AddRequest, AddReply, lambda r: AddReply(sum=r.a + r.b))
+    node.spin_in_background()
+    add = rig.node("py_caller").client("add", AddRequest, AddReply)
+    assert add.wait_for_server(10.0)
+    assert remote_error(add, NOT_A_REQUEST) == COULD_NOT_DECODE
+    assert add.call(AddRequest(a=1, b=2), timeout=10.0) == AddReply(sum=3.0)
+    assert (srv.requests, srv.rejected) == (1, 1)
+
+
+def test_a_python_handler_failing_or_refusing_the_request(rig):
+    node = rig.node("py_picky")
+
+    def handler(req):
+        if req.a < 0:
+            raise gecko.Error("decode", "a negative 'a' is no AddRequest here")
+        raise ValueError("nothing is served here")
+
+    node.service("picky", AddRequest, AddReply, handler)
+    untyped = node.service("any", "examples.Opaque", "examples.Opaque", lambda r: r)
+    node.spin_in_background()
+    caller = rig.node("py_caller")
+    picky = caller.client("picky", AddRequest, AddReply)
+    assert picky.wait_for_server(10.0)
+    assert remote_error(picky, AddRequest(a=-1)) == ("service 'picky' could not decode the request: a negative 'a' "
+                                                    "is no AddRequest here")
+    assert remote_error(picky, AddRequest(a=1)) == "service 'picky' failed: nothing is served here"
+    anything = caller.client("any", "examples.Opaque", "examples.Opaque")
+    assert anything.wait_for_server(10.0)
+    assert anything.call({"x": 1}, timeout=10.0) == {"x": 1}
+    assert remote_error(anything, b"\x80\x00") == ("service 'any' could not decode the request: examples.Opaque: "
+                                                   "the message is followed by 1 byte of trailing data")
+    assert untyped.rejected == 1

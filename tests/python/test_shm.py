@@ -6,7 +6,6 @@ killed publisher's link goes, its successor's comes; GECKO_SHM=off keeps to
 ipc. Real processes: a geckocore, C++ publishers (pub_camera_loaned, gecko
 pub), the Python node in the test."""
 
-import logging
 import os
 import signal
 import struct
@@ -20,29 +19,6 @@ from gecko import shm
 from gecko.msgs import Image, String
 
 pytestmark = pytest.mark.skipif(shm.UNAVAILABLE != "", reason="no shared memory for Python: " + shm.UNAVAILABLE)
-
-
-class Lines(logging.Handler):
-    """The gecko logger's lines (it does not propagate to pytest's caplog)."""
-
-    def __init__(self):
-        super().__init__()
-        self.lines = []
-        logging.getLogger("gecko").addHandler(self)
-
-    def emit(self, record):
-        self.lines.append((record.levelname, record.getMessage()))
-
-    def close(self):
-        logging.getLogger("gecko").removeHandler(self)
-        super().close()
-
-
-@pytest.fixture
-def log_lines():
-    h = Lines()
-    yield h.lines
-    h.close()
 
 
 def segments_of(pid, directory="/dev/shm"):

@@ -6,7 +6,7 @@ the directory's entry of its topic (docs/PROTOCOL.md §4.1).
 
 A frame is taken once the directory names its channel, and held until
 then (at most 256, at most 2 s: then dropped and counted `unlisted`). The
-key's service traffic (`request`, `reply`) and latched replays on another
+key's service traffic (`request`, `reply`, `error`) and latched replays on another
 entity's directed channel pass the links but are no topic's messages: they
 are left without a count. A latched replay on this subscriber's own
 directed channel is named by its sender's topic. Without a directory to

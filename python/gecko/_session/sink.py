@@ -10,6 +10,7 @@ import threading
 from .. import wire
 
 _MAX_GAP = 1 << 32
+_SERVICE_FLAGS = wire.FLAG_REQUEST | wire.FLAG_REPLY | wire.FLAG_ERROR
 _unpack_check = wire.unpack_check
 _HEADER_SIZE = wire.HEADER_SIZE
 _repeat = itertools.repeat
@@ -232,12 +233,18 @@ class Sink:
 
     def _accept(self, h, size, receive_ns):
         s = self.stats
-        if (h.flags & self.accept_flags) != self.accept_flags:
+        # The frame's kind must be the sink's: a server takes requests, a
+        # client replies (error replies among them), a subscriber data frames only.
+        want = self.accept_flags
+        wrong_kind = (h.flags & want) != want if want else h.flags & _SERVICE_FLAGS
+        if wrong_kind:
+            if not want and self.wildcard:
+                return False  # its key's service traffic: not data, not malformed either
             s.malformed += 1
+            kind = "request" if want & wire.FLAG_REQUEST else "reply" if want & wire.FLAG_REPLY else "data frame"
             self._notice("warning", self.what + ": wrong kind",
-                              "dropped a frame on %s that is not a %s (flags %d)" % (
-                                  self.what, "request" if self.accept_flags & wire.FLAG_REQUEST else "reply",
-                                  h.flags))
+                         "dropped a frame on %s that is not a %s (flags %d); further ones are counted in stats()"
+                         % (self.what, kind, h.flags))
             return False
         if self.type_hash and h.type_hash != self.type_hash:
             s.type_mismatches += 1
