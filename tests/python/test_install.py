@@ -70,7 +70,7 @@ def test_python_venv_script(tmp_path):
     r = _run([py, "-c", "import gecko, gecko.node; print(gecko.__file__); print(gecko.node.speedups is not None)"],
              cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
-    where, loaded = r.stdout.split()
+    where, loaded = r.stdout.splitlines()  # a path may hold spaces
     assert os.path.realpath(where).startswith(os.path.realpath(os.path.join(ROOT, "python")) + os.sep), where
     assert loaded == ("True" if helper and os.environ.get("GECKO_PYTHON_SPEEDUPS") != "0" else "False")
     # again: nothing to do, still there
