@@ -46,10 +46,11 @@ struct Overlaps {
 
 // Some work inside a callback, so that another spinning thread has the time
 // to come for the same entity (a sleep would not be work: this is).
+// Unsigned: it wraps (a signed overflow would be undefined, and UBSan stops on it).
 std::int64_t busy(std::int64_t seed) {
-    volatile std::int64_t x = seed;
-    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005LL + 1442695040888963407LL;
-    return x;
+    volatile std::uint64_t x = static_cast<std::uint64_t>(seed);
+    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::int64_t>(x >> 1);
 }
 
 // Spins `node` from two more threads (spin_once in a loop) on top of its
