@@ -6,6 +6,7 @@
 
 #include "geckocore/core.hpp"
 
+#include "connections.hpp"
 #include "door.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
@@ -64,10 +65,6 @@ struct Core::Impl final : TableOutput {
         std::int32_t pid = 0;
         Clock::time_point last_heard{};
     };
-    struct Connection {
-        Clock::time_point accepted{};
-        bool spoke = false;  // sent a valid message
-    };
 
     CoreOptions opt;
     Logger log;
@@ -90,8 +87,10 @@ struct Core::Impl final : TableOutput {
     std::atomic<bool> stopping{false};
     std::thread thread;
 
+    std::string claims_file;  // "" : none
+    std::uint64_t claims_written = 0;  // table.changes() when last written
     std::map<std::uint64_t, Duplicate> duplicates;  // by instance
-    std::map<int, Connection> connections;          // by fd
+    Connections connections;
 
     mutable std::mutex mutex;  // guards counters and topic_sizes for other threads
     mutable std::condition_variable changed;
@@ -112,7 +111,20 @@ struct Core::Impl final : TableOutput {
 
     // TableOutput
     void send(const std::string& route, bool req_envelope, const discovery::Writer& w) override {
-        answer(*router, route, req_envelope, w.data(), w.size());
+        connections.handed(route, w.size());
+        core::answer(*router, route, req_envelope, w.data(), w.size());
+    }
+    // A peer that does not read what it asked for is not sent more: what the
+    // core holds for one connection stays below max_queued_per_connection.
+    void answer(const std::string& route, bool req_envelope, const discovery::Writer& w) override {
+        if (const auto unread = connections.unread(route); unread > opt.max_queued_per_connection) {
+            count(&CoreCounters::answers_dropped);
+            say(LogLevel::warn, "unread answers",
+                "dropped an answer to a connection that has not read " + std::to_string(unread) +
+                    " bytes it was sent (" + std::to_string(counters.answers_dropped) + " so far)");
+            return;
+        }
+        send(route, req_envelope, w);
     }
     void count(std::uint64_t CoreCounters::*field, std::uint64_t n = 1) override {
         std::lock_guard<std::mutex> lock(mutex);
@@ -179,6 +191,21 @@ void Core::Impl::setup() {
     if (zmq_socket_monitor(router->handle(), monitor_endpoint.c_str(), ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0) {
         monitor = net::make_socket(*context, zmq::socket_type::pair);
         monitor->connect(monitor_endpoint);
+    }
+
+    if (!opt.claims_directory.empty()) {
+        // Files of cores of this user gone for ten minutes are of no use to anyone.
+        remove_old_claims(opt.claims_directory, std::chrono::minutes(10));
+        claims_file = claims_path(opt.claims_directory, opt.key);
+        std::string why;
+        if (auto c = read_claims(claims_file, why)) {
+            log.info("the previous run held " + std::to_string(c->secrets.size()) + " sessions and " +
+                     std::to_string(c->entities.size()) + " entities: their ids stay theirs during the warm-up");
+            table.keep_claims(std::move(*c));
+            claims_written = table.changes() + 1;  // written again at once: ours now
+        } else if (!why.empty()) {
+            log.warn("not reading the claims in " + claims_file + ": " + why);
+        }
     }
 
     HostDoor::Options door_options;
@@ -296,33 +323,25 @@ void Core::Impl::on_monitor(Clock::time_point now) {
         std::memcpy(&what, event.data(), 2);
         std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
         const int fd = static_cast<int>(value);
-        if (what == ZMQ_EVENT_ACCEPTED) {
-            connections[fd] = Connection{now, false};
-        } else if (what == ZMQ_EVENT_DISCONNECTED) {
-            connections.erase(fd);
-        }
+        if (what == ZMQ_EVENT_ACCEPTED)
+            connections.accepted(fd, now);
+        else if (what == ZMQ_EVENT_DISCONNECTED)
+            connections.gone(fd);
     }
     reap_connections(now);
 }
 
-// Connections that have not said anything valid within hello_timeout are
-// closed, and the oldest such ones at once when there are too many: idle
-// connections cannot exhaust the core's file descriptors.
+// Connections that carry no session hello_timeout after they opened are
+// closed, whatever they asked (a tool's `list` takes well under a second),
+// and the oldest such ones at once when there are too many: connections
+// cannot exhaust the core's file descriptors, nor keep unread answers.
 void Core::Impl::reap_connections(Clock::time_point now) {
-    std::vector<std::pair<Clock::time_point, int>> silent;
-    for (const auto& [fd, c] : connections)
-        if (!c.spoke) silent.emplace_back(c.accepted, fd);
-    std::sort(silent.begin(), silent.end());
-    std::size_t excess = connections.size() > opt.max_connections ? connections.size() - opt.max_connections : 0;
-    for (const auto& [accepted, fd] : silent) {
-        if (excess == 0 && now - accepted < opt.hello_timeout) break;
+    for (const int fd : connections.to_close(now, opt.hello_timeout, opt.max_connections)) {
         ::shutdown(fd, SHUT_RDWR);  // ZeroMQ sees the end and cleans up
-        connections.erase(fd);
         count(&CoreCounters::connections_closed);
-        if (excess > 0) --excess;
         say(LogLevel::warn, "idle connection",
-            "closed a connection that did not say hello within " + std::to_string(opt.hello_timeout.count()) + " ms (" +
-                std::to_string(counters.connections_closed) + " so far)");
+            "closed a connection that carried no node " + std::to_string(opt.hello_timeout.count()) +
+                " ms after it opened (" + std::to_string(counters.connections_closed) + " so far)");
     }
 }
 
@@ -343,16 +362,17 @@ void Core::Impl::on_router() {
             table.reply_error(request.route, request.req_envelope, 0, "malformed", why);
             continue;
         }
-        // The connection spoke: it is not an idle one to reap.
+        // Where to answer, and whether the connection carries a node (else it is reaped in time).
         const int fd = zmq_msg_get(request.body->handle(), ZMQ_SRCFD);
-        if (fd >= 0)
-            if (auto c = connections.find(fd); c != connections.end()) c->second.spoke = true;
+        const auto now = Clock::now();
+        if (fd >= 0) connections.spoke(fd, request.route, table.carries(request.route), now);
         try {
             handle(request, *m);
         } catch (const std::exception& e) {  // whatever a handler throws: counted like a malformed message
             count(&CoreCounters::malformed_messages);
             table.reply_error(request.route, request.req_envelope, 0, "malformed", e.what());
         }
+        if (fd >= 0) connections.spoke(fd, request.route, table.carries(request.route), now);
     }
 }
 void Core::Impl::handle(const RouterRequest& request, const discovery::Message& m) {
@@ -377,7 +397,16 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
         }
         figures.duplicate_instances = duplicates.size();
         figures.uptime = std::chrono::duration_cast<milliseconds>(now - started);
-        send(route, env, list_answer(table, me, figures, root, now));
+        // Answers nobody reads stay in the core until their connection goes:
+        // all connections together may hold max_queued_total of them.
+        if (const auto unread = connections.unread_total(); unread > opt.max_queued_total) {
+            count(&CoreCounters::answers_dropped);
+            table.reply_error(route, env, 0, "busy",
+                              "geckocore holds " + std::to_string(unread) +
+                                  " bytes of answers its peers have not read; ask again later");
+            return;
+        }
+        answer(route, env, list_answer(table, me, figures, root, now));
         return;
     }
     const auto sid = discovery::get_u64(root, "s");
@@ -387,10 +416,11 @@ void Core::Impl::handle(const RouterRequest& request, const discovery::Message& 
                           !sid ? "'" + t + "' without a session id 's'" : "'" + t + "' with session id 0 (session ids are non-zero)");
         return;
     }
+    const Origin from{route, env, request.peer_address};
     if (t == "hello")
-        table.hello(route, env, root, *sid, now);
+        table.hello(from, root, *sid, now);
     else
-        table.handle(route, env, t, root, *sid, now);
+        table.handle(from, t, root, *sid, now);
 }
 
 // ---- the loop ------------------------------------------------------------------------
@@ -404,6 +434,8 @@ int Core::Impl::run() {
     Clock::time_point next_pid_check = now;
     Clock::time_point next_reap = now;
     Clock::time_point next_shm_clean = now;
+    Clock::time_point next_claims_write = now;
+    Clock::time_point claims_refresh = now + std::chrono::minutes(1);
     const Clock::time_point warm_until = started + opt.lease;
 
     while (!stopping) {
@@ -432,6 +464,16 @@ int Core::Impl::run() {
             });
             next_reap = now + milliseconds(1000);
         }
+        // The claims after a change, and once a minute anyway: a file not
+        // written for ten minutes is taken for one of a core long gone.
+        if (!claims_file.empty() && now >= next_claims_write &&
+            (table.changes() != claims_written || now >= claims_refresh)) {
+            if (const auto why = write_claims(claims_file, table.claims()); !why.empty())
+                say(LogLevel::warn, "claims", "cannot keep the claims for the next run: " + why);
+            claims_written = table.changes();
+            next_claims_write = now + milliseconds(200);
+            claims_refresh = now + std::chrono::minutes(1);
+        }
         if (!opt.shm_directory.empty() && now >= next_shm_clean) {
             // Shared memory outlives a process killed with -9: its segment and
             // doorbells stay until the next node or this core removes them.
@@ -446,6 +488,8 @@ int Core::Impl::run() {
                               door->tick(now)});
         holds_door = door->holding();
         if (sender) wake = std::min(wake, next_announce);
+        if (!claims_file.empty())
+            wake = std::min(wake, table.changes() != claims_written ? next_claims_write : claims_refresh);
         if (table.warm()) wake = std::min(wake, warm_until);
 
         zmq::pollitem_t items[5] = {};

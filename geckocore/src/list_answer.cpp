@@ -13,6 +13,8 @@ using Packer = msgpack::packer<msgpack::sbuffer>;
 // below 4 MiB (discovery::max_zmq_message, the tools' limit).
 constexpr std::size_t page_bytes = 2u << 20;
 constexpr std::size_t part_bytes = 1u << 20;
+// The types of one topic listed (by name), at most.
+constexpr std::size_t types_shown = 64;
 
 std::int64_t ms_since(Clock::time_point then, Clock::time_point now) {
     return static_cast<std::int64_t>(std::chrono::duration_cast<milliseconds>(now - then).count());
@@ -111,7 +113,7 @@ void pack_side(msgpack::sbuffer& out, const Table& table, const std::vector<cons
     out.write(side.bytes.data(), side.bytes.size());
 }
 
-void pack_conflict(Part& conflicts, const TopicKey& k, const std::vector<std::string>& types) {
+void pack_conflict(Part& conflicts, const TopicKey& k, const std::vector<std::string>& types, std::size_t declared) {
     Packer& p = conflicts.pk;
     p.pack_map(4);
     p.pack(std::string_view("topic"));
@@ -121,8 +123,9 @@ void pack_conflict(Part& conflicts, const TopicKey& k, const std::vector<std::st
     p.pack(std::string_view("types"));
     p.pack(types);
     std::string text = std::string(k.service ? "service '" : "topic '") + k.name + "' is declared with " +
-                       std::to_string(types.size()) + " types:";
+                       std::to_string(declared) + " types:";
     for (const auto& t : types) text += " " + t;
+    if (declared > types.size()) text += " ...";
     p.pack(std::string_view("message"));
     p.pack(text);
     ++conflicts.items;
@@ -137,9 +140,13 @@ void pack_topic(Part& body, Part& conflicts, const Table& table, const TopicKey&
         const auto& e = table.entities().at(id);
         (discovery::is_producer(e.reg.kind) ? producers : consumers).push_back(&e);
     }
-    for (const auto& [type, use] : t.types) types.push_back(type);
+    // A topic may carry as many types as nodes declare: the first ones (by name) are shown.
+    for (const auto& [type, use] : t.types) {
+        if (types.size() == types_shown) break;
+        types.push_back(type);
+    }
     const std::string type = !producers.empty() ? producers.front()->reg.type_name : consumers.front()->reg.type_name;
-    if (types.size() > 1) pack_conflict(conflicts, k, types);
+    if (types.size() > 1) pack_conflict(conflicts, k, types, t.types.size());
     msgpack::sbuffer sides;
     std::size_t used = 0, omitted = 0;
     Packer(sides).pack(std::string_view(k.service ? "servers" : "publishers"));
@@ -180,7 +187,7 @@ void pack_counters(Packer& p, const CoreFigures& f) {
         {"dead_processes", c.dead_processes},           {"type_conflicts", c.type_conflicts},
         {"duplicate_instances", f.duplicate_instances}, {"refused", c.refused},
         {"auth_failures", c.auth_failures},             {"connections_closed", c.connections_closed},
-        {"stale_shm_removed", c.stale_shm_removed}};
+        {"stale_shm_removed", c.stale_shm_removed},     {"answers_dropped", c.answers_dropped}};
     p.pack_map(static_cast<std::uint32_t>(std::size(fields)));
     for (const auto& [name, value] : fields) {
         p.pack(std::string_view(name));

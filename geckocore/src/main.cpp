@@ -52,12 +52,14 @@ int main(int argc, char** argv) {
     args.integer("--lease", lease_ms, 100, 3600000, "MS", "drop a node silent for MS milliseconds (default 3000)");
     args.integer("--max-entities-per-node", options.max_entities_per_session, 1, 1000000, "N",
                  "entities one node may register (default 4096)");
+    args.integer("--max-entities", options.max_entities, 1, 100000000, "N",
+                 "entities of all nodes together the core may hold (default 100000)");
     args.integer("--max-sessions-per-host", options.max_sessions_per_host, 1, 1000000, "N",
-                 "nodes one host may register (default 1024)");
+                 "nodes one host (one peer address) may register (default 1024)");
     args.integer("--max-sessions-per-connection", options.max_sessions_per_connection, 1, 1000000, "N",
                  "nodes one connection may register (default 16: a process shares one among up to 16 of its nodes)");
-    args.integer("--max-types-per-topic", options.max_types_per_topic, 1, 4096, "N",
-                 "distinct types one topic may carry (default 16)");
+    args.integer("--max-types-per-topic-per-node", options.max_types_per_topic_per_node, 1, 4096, "N",
+                 "distinct types one node may declare on one topic (default 16)");
     args.integer("--hello-timeout", hello_ms, 100, 3600000, "MS",
                  "close a connection that has not said hello by then (default 10000)");
     args.integer("--log-period", log_period_ms, 10, 3600000, "MS",
@@ -66,6 +68,9 @@ int main(int argc, char** argv) {
     args.text("--shm-directory", options.shm_directory, "DIR",
               "where this host's nodes keep shared memory: the core removes what crashed ones left there every 10 s "
               "(default /dev/shm; \"\": never)");
+    args.text("--claims-directory", options.claims_directory, "DIR",
+              "where the core keeps which node held which session and entity id, for its next run "
+              "(default /dev/shm; \"\": nowhere)");
     args.parse_or_exit(argc, argv);
     if (no_multicast) options.multicast = false;
     options.lease = std::chrono::milliseconds(lease_ms);

@@ -48,6 +48,8 @@ void Topic::insert(const Entity& e) {
     if (!is_wildcard_type(e.reg.type_name)) {
         auto& use = types[e.reg.type_name];
         (produces ? use.producers : use.consumers)[e.order] = e.reg.id;
+        if (produces) produced.insert(e.reg.type_name);
+        if (++use.by_session[e.session] == 1) ++types_of_session[e.session];
     }
     if (produces) ++producers;
 }
@@ -59,6 +61,12 @@ void Topic::erase(const Entity& e) {
     if (!is_wildcard_type(e.reg.type_name))
         if (auto ty = types.find(e.reg.type_name); ty != types.end()) {
             (produces ? ty->second.producers : ty->second.consumers).erase(e.order);
+            if (ty->second.producers.empty()) produced.erase(e.reg.type_name);
+            if (auto n = ty->second.by_session.find(e.session); n != ty->second.by_session.end() && --n->second == 0) {
+                ty->second.by_session.erase(n);
+                if (auto k = types_of_session.find(e.session); k != types_of_session.end() && --k->second == 0)
+                    types_of_session.erase(k);
+            }
             if (ty->second.producers.empty() && ty->second.consumers.empty()) types.erase(ty);
         }
     if (produces) --producers;
@@ -200,6 +208,19 @@ void Table::add(Session& s, Registration reg) {
     std::string why = reg.wildcard ? "" : wire::check_topic_name(reg.topic);
     if (why.empty() && !is_wildcard_type(reg.type_name)) why = wire::check_type_name(reg.type_name);
     if (!why.empty()) return refuse("'" + shown(reg.topic) + "': " + why);
+    if (const auto claimed = claims_.entities.find(id);
+        claimed != claims_.entities.end() && claimed->second != s.id && !entities_.count(id)) {
+        // The previous run gave this id to another session, whose node has not come back yet.
+        out_.count(&CoreCounters::refused);
+        out_.say(LogLevel::warn, "claimed id",
+                 "refused entity id " + std::to_string(id) + " to node '" + wire::printable(s.node) +
+                     "': it belonged to another node before the core restarted");
+        error_to(s, id, "duplicate",
+                 "entity id " + std::to_string(id) +
+                     " belonged to another node before the core restarted; it stays that node's until the warm-up "
+                     "is over; ignored");
+        return;
+    }
     if (const auto old = entities_.find(id); old != entities_.end()) {
         if (old->second.session != s.id) {
             error_to(s, id, "duplicate",
@@ -218,6 +239,9 @@ void Table::add(Session& s, Registration reg) {
     if (s.entities.size() >= opt_.max_entities_per_session)
         return refuse("node '" + s.node + "' already has " + std::to_string(opt_.max_entities_per_session) +
                       " entities (geckocore --max-entities-per-node)");
+    if (entities_.size() >= opt_.max_entities)
+        return refuse("the core already holds " + std::to_string(opt_.max_entities) +
+                      " entities of all nodes (geckocore --max-entities)");
     if (auto collision = check_registration(reg); !collision.empty()) {
         const bool is_collision = collision.rfind("topic '", 0) == 0;
         out_.count(&CoreCounters::refused);
@@ -230,10 +254,17 @@ void Table::add(Session& s, Registration reg) {
     const TopicKey key{is_service(reg.kind), reg.topic};
     auto& topic = topics_[key];
     const bool new_topic = topic.by_order.empty();
-    if (!is_wildcard_type(reg.type_name) && !topic.types.count(reg.type_name) &&
-        topic.types.size() >= opt_.max_types_per_topic) {
-        if (new_topic) topics_.erase(key);
-        return refuse("'" + reg.topic + "' already carries " + std::to_string(opt_.max_types_per_topic) + " types");
+    // Types are limited per node, not per topic: nodes that declare made-up
+    // types on a topic first cannot lock its real publisher out.
+    if (!is_wildcard_type(reg.type_name)) {
+        const auto use = topic.types.find(reg.type_name);
+        const bool declares_it = use != topic.types.end() && use->second.by_session.count(s.id) > 0;
+        const auto mine = topic.types_of_session.find(s.id);
+        if (!declares_it && mine != topic.types_of_session.end() && mine->second >= opt_.max_types_per_topic_per_node) {
+            if (new_topic) topics_.erase(key);
+            return refuse("node '" + s.node + "' already declares " + std::to_string(opt_.max_types_per_topic_per_node) +
+                          " types on '" + reg.topic + "' (geckocore --max-types-per-topic-per-node)");
+        }
     }
     Entity e;
     e.reg = std::move(reg);
@@ -246,6 +277,7 @@ void Table::add(Session& s, Registration reg) {
     s.digest ^= discovery::entity_digest_term(e.reg.id);
     const auto [it, inserted] = entities_.emplace(e.reg.id, std::move(e));
     (void)inserted;
+    ++changes_;
     const Entity& added = it->second;
     directory_changed(key);  // first: a key-wide subscriber learns the name before it links to the publisher
     if (watched_kind(added.reg.kind)) push_full(added.reg.id);
@@ -261,14 +293,40 @@ void Table::add(Session& s, Registration reg) {
 // with no producer between them, are only shown by `list`.
 // Work per type: the first entity it concerns (for the newcomer's one
 // message) and those on the other side of the flow (told each): the topic's
-// other entities are never scanned.
+// other entities are never scanned. At most conflicts_told types are looked
+// at (a topic may carry as many types as nodes declare), the rest summed up.
 void Table::check_types(const Session& s, const Topic& topic, const TopicKey& key, const Entity& e) {
+    constexpr std::size_t conflicts_told = 8;
     const bool newcomer_produces = discovery::is_producer(e.reg.kind);
     const std::string what = key.service ? "service" : "topic";
     const std::string mine = "the " + std::string(discovery::to_string(e.reg.kind)) + " of " + what + " '" +
                              e.reg.topic + "' on node '" + s.node + "' declares " + e.reg.type_name;
-    for (const auto& [type, use] : topic.types) {
-        if (type == e.reg.type_name) continue;
+    // A producer conflicts with every other type (each has a producer or a
+    // consumer), a consumer with those that have a producer.
+    std::vector<const std::string*> conflicting;
+    std::size_t others = 0;
+    if (newcomer_produces) {
+        others = topic.types.size() - topic.types.count(e.reg.type_name);
+        for (const auto& [type, use] : topic.types) {
+            if (conflicting.size() == conflicts_told) break;
+            if (type != e.reg.type_name) conflicting.push_back(&type);
+        }
+    } else {
+        others = topic.produced.size() - topic.produced.count(e.reg.type_name);
+        for (const auto& type : topic.produced) {
+            if (conflicting.size() == conflicts_told) break;
+            if (type != e.reg.type_name) conflicting.push_back(&type);
+        }
+    }
+    if (others > conflicting.size()) {
+        out_.count(&CoreCounters::type_conflicts);
+        error_to(s, e.reg.id, "type_conflict",
+                 "type conflict: " + mine + ", but " + std::to_string(others) + " other types are declared on it" +
+                     " (the first " + std::to_string(conflicting.size()) + " follow); no data flows between them");
+    }
+    for (const std::string* declared : conflicting) {
+        const std::string& type = *declared;
+        const Topic::TypeUse& use = topic.types.at(type);
         // The first of that type (registration order) that data would flow to or from.
         std::optional<std::uint64_t> first;
         if (!use.producers.empty()) first = use.producers.begin()->first;
@@ -291,6 +349,7 @@ void Table::check_types(const Session& s, const Topic& topic, const TopicKey& ke
 void Table::remove_entity(std::uint64_t id) {
     const auto it = entities_.find(id);
     if (it == entities_.end()) return;
+    ++changes_;
     const auto watchers = watchers_of(it->second);
     Entity e = std::move(it->second);
     entities_.erase(it);

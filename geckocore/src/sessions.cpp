@@ -12,12 +12,36 @@
 #include <cerrno>
 #include <cstring>
 
+#include "gecko/shm/segment.hpp"
 #include "gecko/wire/names.hpp"
 #include "table.hpp"
 #include "text.hpp"
 
 namespace gecko::core {
 namespace {
+
+// A peer address for a log line or an answer ("" is a connection over ipc).
+std::string shown_address(const std::string& address) { return address.empty() ? "(ipc)" : shown(address); }
+
+// A locator a node may offer: wire::check_locator, and for shm:// a segment
+// name as the nodes' readers accept it (a file name in the shm directory, so
+// never a path such as shm://../../etc/passwd).
+std::string check_offered_locator(const std::string& locator) {
+    if (auto why = wire::check_locator(locator); !why.empty()) return why;
+    constexpr std::string_view shm = "shm://";
+    if (locator.compare(0, shm.size(), shm) == 0 && !detail::shm::valid_name(locator.substr(shm.size())))
+        return "a shm segment name is 1-200 bytes of letters, digits, '-', '_' and '.', not starting with '.'";
+    return {};
+}
+
+// A link's transport as a node reports it: a scheme name ("shm", "ipc", ...),
+// kept only if it is one (it is shown by `gecko nodes` and `gecko info`).
+bool is_scheme_name(const std::string& via) {
+    if (via.empty() || via.size() > 16) return false;
+    for (char c : via)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-')) return false;
+    return true;
+}
 
 // The socket file of an ipc:// locator if nobody listens on it any more (its
 // node was killed and could not unlink it): removed. Only gecko's own socket
@@ -55,7 +79,7 @@ void Table::reply_error(const std::string& route, bool req_envelope, std::uint64
     w.kv("id", id);
     w.kv("code", code);
     w.kv("message", message);
-    out_.send(route, req_envelope, w);
+    out_.answer(route, req_envelope, w);
 }
 
 void Table::error_to(const Session& s, std::uint64_t id, const std::string& code, const std::string& message) {
@@ -75,19 +99,29 @@ std::string Table::describe(const Entity& e) const {
     return std::string(discovery::to_string(e.reg.kind)) + " on node '" + (s != sessions_.end() ? s->second.node : "?") + "'";
 }
 
-// Moves a session to the connection `route` ("": none, as it goes).
-void Table::set_route(Session& s, const std::string& route) {
-    if (s.route == route) return;
-    if (!s.route.empty())
-        if (auto r = sessions_per_route_.find(s.route); r != sessions_per_route_.end() && --r->second == 0)
-            sessions_per_route_.erase(r);
-    s.route = route;
-    if (!route.empty()) ++sessions_per_route_[route];
+// Moves a session to the connection of `from`: the counts of sessions per
+// connection and per peer address follow it (a session with no route is in neither).
+void Table::set_route(Session& s, const Origin& from) {
+    auto release = [](std::map<std::string, std::size_t>& counts, const std::string& k) {
+        if (auto c = counts.find(k); c != counts.end() && --c->second == 0) counts.erase(c);
+    };
+    if (!s.route.empty()) {
+        release(sessions_per_route_, s.route);
+        release(sessions_per_address_, s.address);
+    }
+    s.route = from.route;
+    s.address = from.address;
+    if (!s.route.empty()) {
+        ++sessions_per_route_[s.route];
+        ++sessions_per_address_[s.address];
+    }
 }
 
 // ---- hello -----------------------------------------------------------------------------------
 
-void Table::hello(const std::string& route, bool env, const wire::Value& root, std::uint64_t sid, Clock::time_point now) {
+void Table::hello(const Origin& from, const wire::Value& root, std::uint64_t sid, Clock::time_point now) {
+    const std::string& route = from.route;
+    const bool env = from.req_envelope;
     auto key = discovery::get_str(root, "key");
     if (!key || *key != me_.key) {
         reply_error(route, env, 0, "wrong_key",
@@ -114,7 +148,7 @@ void Table::hello(const std::string& route, bool env, const wire::Value& root, s
         why = std::to_string(locators->size()) + " locators (at most " + std::to_string(wire::max_locators) + ")";
     if (why.empty())
         for (const auto& l : *locators)
-            if (auto w = wire::check_locator(l); !w.empty()) {
+            if (auto w = check_offered_locator(l); !w.empty()) {
                 why = "locator '" + shown(l) + "': " + w;
                 break;
             }
@@ -133,18 +167,30 @@ void Table::hello(const std::string& route, bool env, const wire::Value& root, s
         reply_error(route, env, 0, "auth", "session " + std::to_string(sid) + " belongs to another node", sid);
         return;
     }
-    if (known == sessions_.end() && sessions_per_host_[node_host] >= opt_.max_sessions_per_host) {
-        out_.count(&CoreCounters::refused);
-        out_.say(LogLevel::warn, "sessions per host",
-                 "refused node '" + shown(node) + "': host " + shown(node_host) + " already has " +
-                     std::to_string(opt_.max_sessions_per_host) + " nodes");
-        reply_error(route, env, 0, "refused",
-                    "host " + node_host + " already has " + std::to_string(opt_.max_sessions_per_host) +
-                        " nodes registered (geckocore --max-sessions-per-host)",
-                    sid);
-        return;
-    }
+    if (known == sessions_.end())
+        if (const auto claimed = claims_.secrets.find(sid); claimed != claims_.secrets.end() && claimed->second != *secret) {
+            // A session of the previous run whose node has not come back yet: it is still that node's.
+            out_.count(&CoreCounters::auth_failures);
+            out_.say(LogLevel::warn, "auth", "refused a hello for a session of the core's previous run without its secret");
+            reply_error(route, env, 0, "auth", "session " + std::to_string(sid) + " belongs to another node", sid);
+            return;
+        }
+    // The quotas count what a peer cannot choose: its connection, and the
+    // address that connection comes from (not the host name it claims).
     if (known == sessions_.end()) {
+        const auto a = sessions_per_address_.find(from.address);
+        if (a != sessions_per_address_.end() && a->second >= opt_.max_sessions_per_host) {
+            out_.count(&CoreCounters::refused);
+            out_.say(LogLevel::warn, "sessions per host",
+                     "refused node '" + shown(node) + "': address " + shown_address(from.address) + " already has " +
+                         std::to_string(opt_.max_sessions_per_host) + " nodes");
+            reply_error(route, env, 0, "refused",
+                        "address " + shown_address(from.address) + " already has " +
+                            std::to_string(opt_.max_sessions_per_host) +
+                            " nodes registered (geckocore --max-sessions-per-host)",
+                        sid);
+            return;
+        }
         const auto r = sessions_per_route_.find(route);
         if (r != sessions_per_route_.end() && r->second >= opt_.max_sessions_per_connection) {
             out_.count(&CoreCounters::refused);
@@ -157,24 +203,20 @@ void Table::hello(const std::string& route, bool env, const wire::Value& root, s
                         sid);
             return;
         }
-        ++sessions_per_host_[node_host];
     }
     auto& s = sessions_[sid];
     const bool fresh = s.id == 0;
+    if (fresh) ++changes_;
+    set_route(s, from);
     s.id = sid;
     s.secret = *secret;
     s.node = node;
-    if (!fresh && s.host != node_host) {
-        --sessions_per_host_[s.host];
-        ++sessions_per_host_[node_host];
-    }
     s.host = node_host;
     s.host_id = std::move(host_id);
     s.pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
     s.pidns = std::move(pid_ns);
     s.locators = std::move(*locators);
     s.local = s.host == me_.host && !s.pidns.empty() && s.pidns == me_.pidns && s.pid > 0;
-    set_route(s, route);
     s.req_envelope = env;
     s.last_seen = now;
     if (!fresh) {
@@ -198,20 +240,22 @@ void Table::hello(const std::string& route, bool env, const wire::Value& root, s
     w.kv("pid", me_.pid);
     w.kv("key", me_.key);
     w.kv("warm", warm_);
-    out_.send(route, env, w);
+    out_.answer(route, env, w);
 }
 
 // ---- the other session messages ----------------------------------------------------------------
 
-void Table::handle(const std::string& route, bool env, const std::string& t, const wire::Value& root, std::uint64_t sid,
+void Table::handle(const Origin& from, const std::string& t, const wire::Value& root, std::uint64_t sid,
                    Clock::time_point now) {
+    const std::string& route = from.route;
+    const bool env = from.req_envelope;
     const auto it = sessions_.find(sid);
     if (it == sessions_.end()) {
         if (t == "bye") return;
         discovery::Writer w("unknown", 2);
         w.kv("s", sid);
         w.kv("instance", me_.instance);
-        out_.send(route, env, w);
+        out_.answer(route, env, w);
         return;
     }
     Session& s = it->second;
@@ -225,7 +269,7 @@ void Table::handle(const std::string& route, bool env, const std::string& t, con
     // A new routing id means the node's TCP link was re-established: pushes sent
     // meanwhile may be lost, so its watchers get their current peer sets again.
     const bool reconnected = s.route != route;
-    set_route(s, route);
+    set_route(s, from);
     s.req_envelope = env;
     s.last_seen = now;
     if (reconnected) {
@@ -288,13 +332,24 @@ void Table::stats(Session& s, const wire::Value& root, Clock::time_point now) {
     }
     // Optional (nodes before it send none): replaces the session's links when present.
     if (const auto links = discovery::find(root, "links"); links && links->type() == wire::Type::array) {
+        std::size_t bad_links = 0;
         s.links.clear();
         for (const wire::Value& item : links->items()) {
             if (s.links.size() >= max_links_per_session) break;
             const auto peer = discovery::get_u64(item, "s");
             const auto via = discovery::get_str(item, "via");
-            if (!peer || !via || via->empty() || via->size() > 16) continue;
+            if (!peer || !via) continue;
+            if (!is_scheme_name(*via)) {
+                ++bad_links;
+                continue;
+            }
             s.links.emplace_back(*peer, *via);
+        }
+        if (bad_links > 0) {
+            out_.count(&CoreCounters::malformed_messages);
+            out_.say(LogLevel::warn, "bad link",
+                     "node '" + shown(s.node) + "' reported " + std::to_string(bad_links) +
+                         " link(s) whose transport is not a scheme name (skipped)");
         }
     }
 }
@@ -321,15 +376,25 @@ void Table::expire(Clock::time_point now, bool check_pids) {
 
 void Table::end_warm_up() {
     warm_ = false;
+    if (!claims_.secrets.empty() || !claims_.entities.empty()) ++changes_;
+    claims_ = {};
     for (const auto& [id, e] : entities_)
         if (watched_kind(e.reg.kind)) push_full(id);
     for (const auto& [id, s] : sessions_)
         if (s.watch_directory) push_directory(s);
 }
 
+Claims Table::claims() const {
+    Claims c = claims_;
+    for (const auto& [id, s] : sessions_) c.secrets[id] = s.secret;
+    for (const auto& [id, e] : entities_) c.entities[id] = e.session;
+    return c;
+}
+
 void Table::remove_session(std::uint64_t id, const std::string& why) {
     const auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
+    ++changes_;
     out_.say(LogLevel::info, "left", "node '" + shown(it->second.node) + "' (host " + shown(it->second.host) +
                                          ", pid " + std::to_string(it->second.pid) + ") left: " + why);
     // One push per remaining watcher for everything the node had, not one per entity.
@@ -365,9 +430,7 @@ void Table::remove_session(std::uint64_t id, const std::string& why) {
         entities_.erase(en);
     }
     if (it->second.watch_directory) --directory_watchers_;
-    if (auto h = sessions_per_host_.find(it->second.host); h != sessions_per_host_.end() && --h->second == 0)
-        sessions_per_host_.erase(h);
-    set_route(it->second, {});
+    set_route(it->second, Origin{});
     // A node of this host that died (kill -9) leaves its ipc socket file behind.
     if (it->second.local)
         for (const auto& l : it->second.locators)

@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "claims.hpp"
 #include "gecko/log.hpp"
 #include "gecko/wire/discovery.hpp"
 #include "geckocore/core.hpp"
@@ -50,13 +51,27 @@ struct CoreIdentity {
 class TableOutput {
 public:
     virtual ~TableOutput() = default;
-    /// Sends `message` on the connection `route` (`req_envelope`: it is a REQ socket's).
+    /// Sends `message` on the connection `route` (`req_envelope`: it is a REQ socket's):
+    /// a push of the table (peers, graph, directory) or a heartbeat's answer.
     virtual void send(const std::string& route, bool req_envelope, const discovery::Writer& message) = 0;
+    /// An answer a request asked for (welcome, unknown, error): dropped and
+    /// counted instead when the connection has not read what it was sent.
+    virtual void answer(const std::string& route, bool req_envelope, const discovery::Writer& message) = 0;
     virtual void count(std::uint64_t CoreCounters::*field, std::uint64_t n = 1) = 0;
     /// A log line of `reason`, unless a flood of lines of that reason is being held back.
     virtual void say(LogLevel level, const std::string& reason, const std::string& text) = 0;
     /// The entities of these topic or service names changed.
     virtual void names_changed(const std::set<std::string>& names) = 0;
+};
+
+/// Where a message came from: its connection (the ROUTER's routing id), how
+/// to answer it, and the connection's peer address (tcp: the remote IP, as
+/// ZeroMQ's "Peer-Address" says it; "" over ipc). Quotas bind to the address:
+/// a peer chooses what its messages say, not where its connection comes from.
+struct Origin {
+    std::string route;
+    bool req_envelope = false;
+    std::string address;
 };
 
 struct TopicKey {
@@ -71,7 +86,8 @@ struct Session {
     std::string node, host, host_id, pidns;
     std::int32_t pid = 0;
     std::vector<std::string> locators;
-    std::string route;  // ROUTER identity of its latest message
+    std::string route;    // ROUTER identity of its latest message
+    std::string address;  // the peer address of that connection: what its quotas count against
     bool req_envelope = false;
     Clock::time_point last_seen{};
     bool local = false;  // same host and pid namespace as the core: kill(pid, 0) applies
@@ -97,11 +113,14 @@ using ByOrder = std::map<std::uint64_t, std::uint64_t>;  // order -> entity id (
 // registration touches is found in log n, never by a scan of the topic.
 struct Topic {
     struct TypeUse {
-        ByOrder producers, consumers;  // the entities that declare this type
+        ByOrder producers, consumers;                      // the entities that declare this type
+        std::map<std::uint64_t, std::size_t> by_session;  // how many of them each session has
     };
     ByOrder by_order;                      // every entity
     ByOrder of_kind[4];                    // by EntityKind
     std::map<std::string, TypeUse> types;  // declared type -> its entities (wildcards not counted)
+    std::set<std::string> produced;        // the types that have a producer
+    std::map<std::uint64_t, std::size_t> types_of_session;  // distinct types each session declares here
     std::size_t producers = 0;
     std::string published;  // its directory entry as last pushed (encoded): a change pushes a delta
     void insert(const Entity& e);
@@ -123,12 +142,11 @@ public:
         : opt_(options), me_(identity), out_(out) {}
 
     // ---- messages (sessions.cpp) ----------------------------------------------------------
-    /// `hello` from session `sid` on connection `route`.
-    void hello(const std::string& route, bool req_envelope, const wire::Value& root, std::uint64_t sid,
-               Clock::time_point now);
+    /// `hello` from session `sid`.
+    void hello(const Origin& from, const wire::Value& root, std::uint64_t sid, Clock::time_point now);
     /// A session message other than hello (`t`: hb, add, remove, stats, watch_graph, bye, ...).
-    void handle(const std::string& route, bool req_envelope, const std::string& t, const wire::Value& root,
-                std::uint64_t sid, Clock::time_point now);
+    void handle(const Origin& from, const std::string& t, const wire::Value& root, std::uint64_t sid,
+                Clock::time_point now);
     /// An `error` message for entity `id` (0: none) on a connection, naming `session` when not 0.
     void reply_error(const std::string& route, bool req_envelope, std::uint64_t id, const std::string& code,
                      const std::string& message, std::uint64_t session = 0);
@@ -136,12 +154,24 @@ public:
     // ---- time (sessions.cpp) ----------------------------------------------------------------
     /// Removes the sessions whose lease expired, and (`check_pids`) local ones whose process is gone.
     void expire(Clock::time_point now, bool check_pids);
-    /// The warm-up after start is over: every watcher gets its complete peer set.
+    /// The warm-up after start is over: every watcher gets its complete peer set,
+    /// and the claims of the previous run lapse.
     void end_warm_up();
+
+    // ---- across a restart (sessions.cpp) ---------------------------------------------------
+    /// What the previous run held: until the warm-up is over, a claimed session
+    /// id needs its secret, and a claimed entity id is its session's only.
+    void keep_claims(Claims claims) { claims_ = std::move(claims); }
+    /// What this run holds (and, during the warm-up, what is still claimed).
+    Claims claims() const;
+    /// Grows whenever claims() would say something else.
+    std::uint64_t changes() const noexcept { return changes_; }
     bool warm() const noexcept { return warm_; }
 
     // ---- reading (the list answer) -----------------------------------------------------------
     const std::map<std::uint64_t, Session>& sessions() const noexcept { return sessions_; }
+    /// Whether the connection `route` carries a session.
+    bool carries(const std::string& route) const { return sessions_per_route_.count(route) > 0; }
     const std::map<std::uint64_t, Entity>& entities() const noexcept { return entities_; }
     const std::map<TopicKey, Topic>& topics() const noexcept { return topics_; }
     /// The entity as its watchers see it: its registration and where its node is.
@@ -160,7 +190,8 @@ private:
     void notify_error(std::uint64_t entity, const std::string& code, const std::string& message);
     void stats(Session& s, const wire::Value& root, Clock::time_point now);
     void remove_session(std::uint64_t id, const std::string& why);
-    void set_route(Session& s, const std::string& route);
+    /// Moves a session to the connection of `from` (an empty route: none, as it goes).
+    void set_route(Session& s, const Origin& from);
     std::string describe(const Entity& e) const;
     // registry.cpp
     void add(Session& s, Registration reg);
@@ -188,8 +219,8 @@ private:
     const CoreIdentity& me_;
     TableOutput& out_;
     std::map<std::uint64_t, Session> sessions_;
-    std::map<std::string, std::size_t> sessions_per_host_;
-    std::map<std::string, std::size_t> sessions_per_route_;  // by ROUTER identity of their latest message
+    std::map<std::string, std::size_t> sessions_per_address_;  // by the peer address of their latest connection
+    std::map<std::string, std::size_t> sessions_per_route_;    // by ROUTER identity of their latest message
     std::map<std::uint64_t, Entity> entities_;
     std::map<TopicKey, Topic> topics_;
     std::map<std::uint32_t, std::string> channel_names_;  // fnv1a32(topic name) -> the topic that has it
@@ -197,6 +228,8 @@ private:
     std::size_t directory_watchers_ = 0;                   // sessions that watch the directory
     std::uint64_t next_order_ = 0;
     bool warm_ = true;  // within one lease of start: the table may be incomplete
+    Claims claims_;     // the previous run's, during the warm-up
+    std::uint64_t changes_ = 0;
 };
 
 }  // namespace gecko::core

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gecko/wire/names.hpp"
 
-#include <cstdint>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
+#include <cstdint>
 #include <cstdio>
 
 namespace gecko::wire {
@@ -24,6 +26,15 @@ std::string check_printable(std::string_view name, std::size_t max, const char* 
                    ") at byte " + std::to_string(i) + "; names are printable ASCII";
     }
     return {};
+}
+
+// An IPv4 address in dotted decimal, or an IPv6 address in brackets: what
+// ZeroMQ connects to without asking a resolver.
+bool is_numeric_host(std::string_view host) {
+    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+    const std::string text(bracketed ? host.substr(1, host.size() - 2) : host);
+    unsigned char address[sizeof(in6_addr)];
+    return ::inet_pton(bracketed ? AF_INET6 : AF_INET, text.c_str(), address) == 1;
 }
 
 }  // namespace
@@ -99,6 +110,11 @@ std::string check_locator(std::string_view locator) {
     const auto host = rest.substr(0, colon);
     const auto port = rest.substr(colon + 1);
     if (host == "*" || host == "0.0.0.0") return "tcp host is a wildcard; a locator names an address others can reach";
+    // A host name would be resolved by ZeroMQ on its I/O thread, blocking every
+    // link of the process while a DNS server does not answer: numbers only.
+    if (!is_numeric_host(host))
+        return "tcp host '" + std::string(host) +
+               "' is not a numeric address (IPv4 a.b.c.d, or IPv6 in brackets); locators name no host names";
     if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos)
         return "tcp port is not a number";
     const int p = std::stoi(std::string(port));

@@ -36,14 +36,27 @@ struct CoreOptions {
     std::chrono::milliseconds pid_check_period{200};  ///< kill(pid, 0) on same-host nodes
     // Bounds on what one peer can make the core do or hold (refused with a reason, counted).
     std::size_t max_entities_per_session = 4096;      ///< publishers, subscribers, servers, clients of one node
-    std::size_t max_sessions_per_host = 1024;         ///< nodes registered from one host
+    /// Entities of all nodes together: what the table may hold (~1.2 kB each),
+    /// whatever number of connections and sessions peers open.
+    std::size_t max_entities = 100000;
+    /// Nodes registered from one host: from one peer address (the connection's,
+    /// not the host name a hello claims, which anyone can claim for another host).
+    std::size_t max_sessions_per_host = 1024;
     /// Nodes registered over one connection (a node has one; a tool none). With
-    /// max_connections, this bounds the sessions any set of peers can open,
-    /// whatever host names they claim.
+    /// max_connections, this bounds the sessions any set of peers can open.
     std::size_t max_sessions_per_connection = 16;
-    std::size_t max_types_per_topic = 16;             ///< distinct types declared on one topic (more is a flood)
+    /// Distinct types one node declares on one topic (more is a flood). Per
+    /// node: nodes that declare made-up types first cannot lock a topic.
+    std::size_t max_types_per_topic_per_node = 16;
     std::size_t max_connections = 0;                  ///< TCP connections at once; 0: from the fd limit (raised at start)
-    std::chrono::milliseconds hello_timeout{10000};   ///< a connection that has not said hello by then is closed
+    /// A connection that carries no node this long after it opened is closed,
+    /// whatever it asked (a tool's `list` needs well under a second).
+    std::chrono::milliseconds hello_timeout{10000};
+    /// Answers (`list`, errors) a connection has not read: past this many
+    /// bytes, more answers to it are dropped and counted (answers_dropped).
+    std::size_t max_queued_per_connection = 8u << 20;
+    /// The same over all connections: past it, `list` is answered `busy`.
+    std::size_t max_queued_total = 64u << 20;
     /// A flood of one kind of log line (per reason, not per text) writes its
     /// first line, then at most one per period, each saying how many were held back.
     std::chrono::milliseconds log_period{10000};
@@ -53,6 +66,11 @@ struct CoreOptions {
     /// Empty: never.
     std::string shm_directory = "/dev/shm";
     std::chrono::milliseconds shm_clean_period{10000};
+    /// Where the core keeps its claims: which session held which entity id,
+    /// and each session's secret (a file of its user's, 0600, per key). A
+    /// restarted core gives a claimed id to no other session during its
+    /// warm-up. Empty: nowhere (a restarted core knows nothing).
+    std::string claims_directory = "/dev/shm";
 
     /// The defaults, then the environment: GECKO_KEY, GECKO_MULTICAST
     /// (GROUP[:PORT]), GECKO_INTERFACE, GECKO_NO_MULTICAST (a boolean:
@@ -76,6 +94,7 @@ struct CoreCounters {
     std::uint64_t auth_failures = 0;        ///< session messages without the session's secret
     std::uint64_t connections_closed = 0;   ///< idle connections that never said hello, closed
     std::uint64_t stale_shm_removed = 0;    ///< shared-memory files of crashed processes removed
+    std::uint64_t answers_dropped = 0;      ///< answers not sent: their connection, or all, had too much unread
 };
 
 class Core {

@@ -42,7 +42,8 @@ bool glob_match(std::string_view pattern, std::string_view text) noexcept;
 bool is_glob(std::string_view pattern) noexcept;
 
 /// "" if `locator` is one a node may offer (docs/DISCOVERY.md §2): tcp://HOST:PORT
-/// (a host, not a wildcard; PORT 1-65535), ipc://PATH (1-107 bytes),
+/// (HOST a numeric address, IPv4 or bracketed IPv6, not a wildcard: a host name
+/// would block ZeroMQ's I/O thread on a resolver; PORT 1-65535), ipc://PATH (1-107 bytes),
 /// inproc://NAME, mem://NAME or shm://NAME (1-256 bytes), printable; else why not.
 std::string check_locator(std::string_view locator);
 inline constexpr std::size_t max_locator = 256;
