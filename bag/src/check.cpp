@@ -366,8 +366,9 @@ private:
                 continue;
             }
             const SeenChunk& c = *it->second;
+            const std::uint64_t index_at = at;  // a structured binding cannot be captured in C++17
             auto differs = [&](const char* field, std::uint64_t a, std::uint64_t b) {
-                if (a != b) error(at, std::string("Chunk Index.") + field + " is " + std::to_string(a) + ", its chunk's is " + std::to_string(b));
+                if (a != b) error(index_at, std::string("Chunk Index.") + field + " is " + std::to_string(a) + ", its chunk's is " + std::to_string(b));
             };
             differs("chunk_length", ci.chunk_length, c.length);
             differs("message_start_time", ci.message_start_time, c.info.message_start_time);
