@@ -28,7 +28,9 @@ set(components
   "tools|tools/gecko"
   "click_gateway|click_gateway/src"
   "examples|examples"
-  "bench|bench")
+  "bench|bench"
+  "bag|bag/src"
+  "bag/cli|bag/cli")
 
 set(public_dirs)
 foreach(entry ${components})

@@ -25,6 +25,9 @@ int run_type(const Args& args);
 int run_nodes(const Args& args);
 int run_top(const Args& args);
 int run_doctor(const Args& args);
+int run_record(const Args& args);  ///< cmd_bag.cpp: forwarded to bag/cli
+int run_play(const Args& args);
+int run_bag(const Args& args);
 
 /// The tables `gecko list` prints (topics, services, conflicts), shared with `gecko top`.
 std::string render_list(const Graph& result);

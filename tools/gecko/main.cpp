@@ -35,6 +35,9 @@ const Command commands[] = {
     {"nodes", "the nodes of a key, with host, pid and when the core last heard of them", gecko::tools::run_nodes},
     {"top", "live view of the topics and their rates, refreshed every second", gecko::tools::run_top},
     {"doctor", "check the network and whether the key's core answers, with fixes", gecko::tools::run_doctor},
+    {"record", "record topics into an MCAP file (-o FILE; docs/RECORDING.md)", gecko::tools::run_record},
+    {"play", "publish the messages of MCAP files with their timing (--lockstep: replay a Click run)", gecko::tools::run_play},
+    {"bag", "look at MCAP files: info, echo, doctor, recover", gecko::tools::run_bag},
 };
 
 void print_usage(std::FILE* to) {
