@@ -6,6 +6,7 @@ mismatches, malformed, compressed, latched), receive_payload() gives the
 payload receive() decodes, and the Bytes fast decode agrees with decode()."""
 
 import itertools
+import time
 import zlib
 
 import pytest
@@ -98,6 +99,28 @@ def test_drops_mismatches_and_malformed_are_counted_and_the_subscriber_goes_on(n
     s = sub.stats()
     assert (s.drops, s.type_mismatches, s.malformed, s.decode_errors) == (5 + 2 + 1, 1, 2, 1)
     assert s.delivered == s.received - s.decode_errors
+    feed.close()
+
+
+def test_a_sequence_jump_beyond_any_plausible_loss_is_an_epoch(node):
+    # PROTOCOL.md 2.2: a forger adding 2^32 a frame adds no drops; one adding
+    # 2^24 a frame, in a batch or not, at most the budget (2^26) and its refill.
+    sub = node.subscriber("v", Float64, depth=4)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=2.5))
+    seq = linked(node, sub, feed, payload)
+    before = sub.stats()
+    feed.send(*[feed.frame(payload, seq + i * (1 << 32)) for i in range(11)])
+    eventually(lambda: sub.stats().received == before.received + 11, 5, "the reactor's drain")
+    s = sub.stats()
+    assert (s.drops, s.epochs - before.epochs) == (0, 10)
+    started = time.monotonic()
+    base = seq + 11 * (1 << 32)
+    feed.send(*[feed.frame(payload, base + i * (1 << 24)) for i in range(100)])
+    eventually(lambda: sub.stats().received == s.received + 100, 5, "the reactor's drain")
+    t = sub.stats()
+    assert 0 < t.drops <= (1 << 26) + (1 << 24) * (time.monotonic() - started + 0.01)
+    assert t.epochs > s.epochs + 90
     feed.close()
 
 
