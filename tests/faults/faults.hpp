@@ -19,6 +19,7 @@
 #include <gecko/wire/frame.hpp>
 #include <gecko/wire/hash.hpp>
 
+#include <catch2/catch.hpp>
 #include <msgpack.hpp>
 #include <zmq.hpp>
 
@@ -560,6 +561,33 @@ inline test::CoreOnLoopback start_core(const std::string& key, const std::vector
     }
     core.endpoint = *endpoint;
     return core;
+}
+
+// ---- a victim linked to a hostile publisher --------------------------------------------
+
+/// A victim with discovery off, linked to `hostile`, subscribed (its
+/// subscription reached the hostile publisher) to `topic` under `key`.
+inline Victim linked_subscriber(HostilePublisher& hostile, const std::string& key, const std::string& topic,
+                                std::vector<std::string> extra = {}, std::map<std::string, std::string> env = {}) {
+    std::vector<std::string> args{"sub", "--topic", topic, "--key", key, "--no-discovery"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto v = Victim::start(args, std::move(env));
+    REQUIRE(v.ask("connect " + hostile.locator()) == "connected");
+    REQUIRE(hostile.wait_subscribed(wire::channel_of(key, topic), 10s));
+    return v;
+}
+
+/// Sends valid small frames until the victim has delivered `n` more than
+/// `before` (a link cut by the transport comes back by itself). False at the deadline.
+inline bool still_delivers(Victim& v, HostilePublisher& hostile, wire::Channel channel, long long before,
+                           std::uint64_t sender, std::chrono::milliseconds timeout = 10s) {
+    const auto deadline = Clock::now() + timeout;
+    for (std::uint64_t seq = 1; Clock::now() < deadline; ++seq) {
+        hostile.send(make_frame(channel, sender, seq, bytes_type, bytes_payload({1, 2, 3})));
+        if (v.stats()["delivered"] > before) return true;
+        std::this_thread::sleep_for(50ms);  // pace of the probe frames (a reconnect takes ~100 ms)
+    }
+    return false;
 }
 
 }  // namespace gecko::faults

@@ -58,7 +58,7 @@ const std::string evil = std::string("\x1b]0;owned\x07\x1b[2J\x1b[H\rx\x9b") + "
 }  // namespace
 
 TEST_CASE("every tool's output escapes control characters in names and messages from the network",
-          "[faults][item7][tools]") {
+          "[faults][item7][r2.16][tools]") {
     const auto key = unique_key("tty");
     HostilePublisher publisher;
     std::atomic<std::uint64_t> watcher{0};
@@ -87,22 +87,38 @@ TEST_CASE("every tool's output escapes control characters in names and messages 
             w.kv("uptime_ms", std::int64_t{1000});
             auto& pk = w.packer();
             w.key("nodes");
-            pk.pack_array(1);
-            pk.pack_map(7);
-            pk.pack(std::string_view("s"));
-            pk.pack(std::uint64_t{99});
-            pk.pack(std::string_view("node"));
-            pk.pack("node" + evil);
-            pk.pack(std::string_view("host"));
-            pk.pack("host" + evil);
-            pk.pack(std::string_view("pid"));
-            pk.pack(1);
-            pk.pack(std::string_view("silent_ms"));
-            pk.pack(10);
-            pk.pack(std::string_view("entities"));
-            pk.pack(2);
-            pk.pack(std::string_view("locators"));
-            pk.pack(std::vector<std::string>{"tcp://" + evil + ":1"});
+            pk.pack_array(2);
+            // Node 98 (the subscribers') reports a link from node 99, as the core
+            // keeps it: transport and node name as a node's stats said them
+            // (issue 25, item 16: printed raw by `nodes` and `info` at e56893e).
+            for (const std::uint64_t s : {std::uint64_t{99}, std::uint64_t{98}}) {
+                pk.pack_map(8);
+                pk.pack(std::string_view("s"));
+                pk.pack(s);
+                pk.pack(std::string_view("node"));
+                pk.pack("node" + evil);
+                pk.pack(std::string_view("host"));
+                pk.pack("host" + evil);
+                pk.pack(std::string_view("pid"));
+                pk.pack(1);
+                pk.pack(std::string_view("silent_ms"));
+                pk.pack(10);
+                pk.pack(std::string_view("entities"));
+                pk.pack(2);
+                pk.pack(std::string_view("locators"));
+                pk.pack(std::vector<std::string>{"tcp://" + evil + ":1"});
+                pk.pack(std::string_view("links"));
+                pk.pack_array(s == 98 ? 1 : 0);
+                if (s == 98) {
+                    pk.pack_map(3);
+                    pk.pack(std::string_view("s"));
+                    pk.pack(std::uint64_t{99});
+                    pk.pack(std::string_view("node"));
+                    pk.pack("link-node" + evil);
+                    pk.pack(std::string_view("via"));
+                    pk.pack("via" + evil);
+                }
+            }
             w.key("topics");
             pk.pack_array(2);
             for (const std::string& name : {std::string("evil"), "topic" + evil}) {
@@ -173,6 +189,7 @@ TEST_CASE("every tool's output escapes control characters in names and messages 
         CAPTURE(args, out);
         CHECK(out.find("owned") != std::string::npos);  // the names are shown...
         CHECK(unsafe_in(out) == "");                    // ...escaped
+        if (args[0] == "nodes" || args[0] == "info") CHECK(out.find("via\\x1b") != std::string::npos);  // the link's transport too
     }
 
     // doctor: what it reports of the core that answered (its host, its endpoint) comes from the network.

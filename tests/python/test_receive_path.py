@@ -7,6 +7,7 @@ only (a key-wide one leaves service frames uncounted), receive_payload() gives t
 payload receive() decodes, and the Bytes fast decode agrees with decode()."""
 
 import itertools
+import time
 import zlib
 
 import pytest
@@ -212,6 +213,27 @@ def test_the_decode_error_lines(node, log_lines, with_callback):
         "stats().decode_errors)",
         "subscriber of 'v' could not decode a message: gecko.msgs.Float64: field 'data' has msgpack type str, "
         "expected a number (further ones are counted in stats().decode_errors)"], log_lines
+
+
+def test_a_sequence_jump_beyond_any_plausible_loss_is_an_epoch(node):
+    # PROTOCOL.md 2.2: a forger adding 2^32 a frame adds no drops; one adding
+    # 2^24 a frame, in a batch or not, at most the budget (2^26) and its refill.
+    sub = node.subscriber("v", Float64, depth=4)
+    feed = Feed(node, "v", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=2.5))
+    seq = linked(node, sub, feed, payload)
+    before = sub.stats()
+    feed.send(*[feed.frame(payload, seq + i * (1 << 32)) for i in range(11)])
+    eventually(lambda: sub.stats().received == before.received + 11, 5, "the reactor's drain")
+    s = sub.stats()
+    assert (s.drops, s.epochs - before.epochs) == (0, 10)
+    started = time.monotonic()
+    base = seq + 11 * (1 << 32)
+    feed.send(*[feed.frame(payload, base + i * (1 << 24)) for i in range(100)])
+    eventually(lambda: sub.stats().received == s.received + 100, 5, "the reactor's drain")
+    t = sub.stats()
+    assert 0 < t.drops <= (1 << 26) + (1 << 24) * (time.monotonic() - started + 0.01)
+    assert t.epochs > s.epochs + 90
     feed.close()
 
 

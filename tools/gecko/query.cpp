@@ -38,6 +38,10 @@ void make_printable(Graph& g) {
         fix(n.name);
         fix(n.host);
         fix_all(n.locators);
+        for (auto& l : n.links) {  // as a node's stats said them: the core keeps them raw
+            fix(l.node);
+            fix(l.transport);
+        }
     }
     for (auto& t : g.topics) {
         fix(t.name);

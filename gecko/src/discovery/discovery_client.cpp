@@ -6,6 +6,7 @@
 #include "gecko/net/finder.hpp"
 #include "gecko/net/net.hpp"
 #include "gecko/wire/discovery.hpp"
+#include "gecko/wire/names.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
 #include "gecko/net/zmq_socket.hpp"
@@ -119,7 +120,11 @@ struct DiscoveryClient::Impl {
     milliseconds heartbeat_period{1000};
     milliseconds core_lease{3000};
     bool warned = false;
-    std::set<std::uint64_t> other_cores_warned;  // instances of other cores for our key, warned about once
+    // Instances of other cores for our key, each warned about once, at most
+    // one line per 10 s: anyone on the group can announce a new instance per
+    // datagram. At most 64 remembered (then forgotten, and said again).
+    std::set<std::uint64_t> other_cores_warned;
+    LogLimiter other_cores_said;
     bool hello_unsent = false;  // the last hello was not queued (ZMQ_IMMEDIATE: no connection yet)
     int hellos_sent = 0;        // on this connection
     // The connection's first hello has left with our registrations behind it:
@@ -620,11 +625,15 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
             if (answer.endpoint != core_endpoint) {
                 if (!acked) {
                     connect_to(answer.endpoint, now);
-                } else if (answer.instance != instance && other_cores_warned.insert(answer.instance).second) {
-                    log.warn("discovery: a second geckocore for key '" + opt.key + "' answers at " + answer.endpoint +
-                             "; this node uses the one at " + core_endpoint +
-                             ". Nodes may be split between them and not see each other: stop one "
-                             "(gecko doctor --key " + opt.key + " lists both)");
+                } else if (answer.instance != instance) {
+                    if (other_cores_warned.size() >= 64) other_cores_warned.clear();
+                    std::string more;
+                    if (other_cores_warned.insert(answer.instance).second &&
+                        other_cores_said.admit("second core", LogLimiter::Clock::now(), &more))
+                        log.warn("discovery: a second geckocore for key '" + opt.key + "' answers at " +
+                                 wire::printable(answer.endpoint) + "; this node uses the one at " + core_endpoint +
+                                 ". Nodes may be split between them and not see each other: stop one "
+                                 "(gecko doctor --key " + opt.key + " lists both)" + more);
                 }
             } else if (acked && answer.instance != instance) {
                 register_again(now);  // same address, new core

@@ -16,6 +16,7 @@
 #include "gecko/time.hpp"
 #include "gecko/wire/announcement.hpp"
 #include "gecko/wire/frame.hpp"
+#include "node/inflated.hpp"
 #include "node/names.hpp"
 #include "node/node_impl.hpp"
 
@@ -174,9 +175,10 @@ private:
         }
         const std::uint8_t* payload = d.view.body;
         std::size_t size = d.view.body_size;
-        thread_local std::vector<std::uint8_t> inflated;
+        thread_local Inflated inflated;
+        const Inflated::Releasing releasing(inflated);  // whatever way this ends
         if (h.compressed()) {
-            if (wire::inflate_body(d.view, inflated) != wire::FrameError::none) {
+            if (inflated.inflate(d.view) != wire::FrameError::none) {
                 reply_error(client, h.sequence, "service '" + name_ + "': corrupt compressed request");
                 return;
             }
@@ -432,9 +434,10 @@ private:
         const wire::FrameHeader& h = d.view.header;
         const std::uint8_t* payload = d.view.body;
         std::size_t size = d.view.body_size;
-        thread_local std::vector<std::uint8_t> inflated;
+        thread_local Inflated inflated;
+        const Inflated::Releasing releasing(inflated);  // whatever way this ends
         if (h.compressed()) {
-            if (wire::inflate_body(d.view, inflated) != wire::FrameError::none)
+            if (inflated.inflate(d.view) != wire::FrameError::none)
                 throw Error(Errc::decode, "service '" + name_ + "': corrupt compressed reply");
             payload = inflated.data();
             size = inflated.size();

@@ -12,6 +12,7 @@
 // a waiting reader looks at it on every turn of its wait.
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -128,6 +129,8 @@ private:
     bool accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns);  // sink lock held
     void control(const wire::FrameView& view);                                                   // sink lock held
     Publisher& publisher(std::uint64_t sender);                                                   // sink lock held
+    // Whether `lost` more sequence numbers fit the sink's loss budget (taken if so); else the jump is an epoch.
+    bool plausible_loss(std::uint64_t lost);                                                      // sink lock held
 
     SinkConfig config_;
     Notices& notices_;
@@ -138,6 +141,9 @@ private:
     std::unordered_map<std::uint64_t, Publisher> publishers_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;
+    using Clock = std::chrono::steady_clock;
+    std::uint64_t gap_credit_;          // sequence numbers it may still count as lost (plausible_loss)
+    Clock::time_point gap_credit_at_;   // when the budget was last refilled
     // Resolving wildcard sinks: what the directory said, and the frames that wait for it.
     struct Held {
         Frame frame;

@@ -11,6 +11,7 @@
 #include "gecko/time.hpp"
 #include "gecko/wire/announcement.hpp"
 #include "gecko/wire/names.hpp"
+#include "node/inflated.hpp"
 #include "node/names.hpp"
 
 namespace gecko {
@@ -228,7 +229,7 @@ namespace {
 // What a kept payload lives in: the frame, or the inflated bytes of a compressed one.
 struct KeptPayload {
     Frame frame;
-    std::vector<std::uint8_t> inflated;
+    Inflated inflated;
 };
 }  // namespace
 
@@ -238,7 +239,8 @@ bool SubscriberImpl::deliver(Delivery& d, Visit& visit, std::shared_ptr<const vo
     // Per thread, not per subscriber: several threads may receive from one
     // subscriber; reused, so a delivery allocates nothing once they have grown.
     thread_local MessageInfo info;
-    thread_local std::vector<std::uint8_t> inflated;
+    thread_local Inflated inflated;
+    const Inflated::Releasing releasing(inflated);  // a large payload's pages go back too, whatever way this ends
     info.sequence = h.sequence;
     info.publisher_id = h.sender_id;
     info.send_time_ns = h.send_time_ns;
@@ -264,9 +266,9 @@ bool SubscriberImpl::deliver(Delivery& d, Visit& visit, std::shared_ptr<const vo
     if (keep) kept = std::make_shared<KeptPayload>();
     if (h.compressed()) {
         // Inflated when the application reads (a burst of large frames that
-        // keep-last-N overwrites costs nothing), in bounded steps.
+        // keep-last-N overwrites costs nothing), into storage its declared size bounds.
         auto& out = kept ? kept->inflated : inflated;
-        if (wire::inflate_body(d.view, out) != wire::FrameError::none) {
+        if (out.inflate(d.view) != wire::FrameError::none) {
             sink_.count_decompress_error();
             return false;
         }
@@ -295,7 +297,6 @@ bool SubscriberImpl::deliver(Delivery& d, Visit& visit, std::shared_ptr<const vo
         sink_.count_callback_error(e.what(), h.sequence);
     }
     d.frame.reset();  // give the bytes back now, not depth messages later
-    if (inflated.capacity() > (4u << 20)) std::vector<std::uint8_t>().swap(inflated);  // large: give it back too
     if (ok) sink_.count_delivered();
     return ok;
 }

@@ -99,6 +99,30 @@ FrameError inflate_body(const FrameView& frame, std::vector<std::uint8_t>& out) 
     return FrameError::none;
 }
 
+FrameError inflate_body(const FrameView& frame, std::uint8_t* out, std::size_t capacity, std::size_t& size) {
+    size = 0;
+    const std::size_t expected = frame.header.payload_size;
+    if (capacity < expected + 1) return FrameError::decompress_failed;
+    z_stream z{};
+    if (inflateInit(&z) != Z_OK) return FrameError::decompress_failed;
+    z.next_in = const_cast<Bytef*>(frame.body);
+    z.avail_in = static_cast<uInt>(frame.body_size);
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        // zlib counts in uInt: steps of at most 1 GiB, never beyond the declared size + 1.
+        const std::size_t room = std::min<std::size_t>(std::size_t{1} << 30, expected + 1 - size);
+        if (room == 0) break;
+        z.next_out = out + size;
+        z.avail_out = static_cast<uInt>(room);
+        rc = inflate(&z, Z_NO_FLUSH);
+        size += room - z.avail_out;
+        if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // the input ended before the stream did
+    }
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END || size != expected || z.avail_in != 0) return FrameError::decompress_failed;
+    return FrameError::none;
+}
+
 bool deflate_append(const std::uint8_t* data, std::size_t size, int level, Buffer& out) {
     const std::size_t start = out.size();
     uLongf bound = compressBound(static_cast<uLong>(size));

@@ -6,11 +6,16 @@ import collections
 import itertools
 import sys
 import threading
+import time
 
 from .. import wire
 
-_MAX_GAP = 1 << 32
 _SERVICE_FLAGS = wire.FLAG_REQUEST | wire.FLAG_REPLY | wire.FLAG_ERROR
+# Sequence numbers a sink counts as lost, at most (PROTOCOL.md 2.2): a budget
+# that refills at _GAP_RATE a second up to _GAP_BUDGET; a larger jump is an epoch.
+_GAP_RATE = 1 << 24
+_GAP_BUDGET = 1 << 26
+_monotonic_ns = time.monotonic_ns
 _unpack_check = wire.unpack_check
 _HEADER_SIZE = wire.HEADER_SIZE
 _repeat = itertools.repeat
@@ -83,6 +88,8 @@ class Sink:
         self.lock = threading.Lock()
         self.stats = SubscriberStats()
         self.publishers = {}  # sender -> [last_sequence, received]
+        self._gap_credit = _GAP_BUDGET  # sequence numbers it may still count as lost (_plausible_loss)
+        self._gap_credit_at = _monotonic_ns()
         self._queued = 0      # items _queue() added in the current offer_batch
 
     def offer(self, frame, receive_ns):
@@ -105,7 +112,7 @@ class Sink:
         want_hash = self.type_hash
         want_mvf = self.fast_mvf
         max_size = self.max_size
-        n_ok = n_bytes = drops = 0
+        n_ok = n_bytes = 0
         last_t = None
         sender_p = p = None  # the last fast frame's publisher and its entry: a batch is mostly one publisher's
         with self.lock:
@@ -122,8 +129,7 @@ class Sink:
                             sender_p = sender
                         if p is not None:
                             last = p[0]
-                            if last < seq <= last + _MAX_GAP:
-                                drops += seq - last - 1
+                            if seq == last + 1:  # a gap takes _offer: the loss budget
                                 p[0] = seq
                                 p[1] += 1
                                 n_ok += 1
@@ -138,7 +144,6 @@ class Sink:
             if n_ok:
                 s.received += n_ok
                 s.bytes += n_bytes
-                s.drops += drops
                 s.last_latency_ns = receive_ns - last_t
             s.overwritten += before + n_ok + self._queued - len(q)
 
@@ -175,11 +180,10 @@ class Sink:
         q = self.queue
         with self.lock:
             p = self.publishers.get(sender)
-            if p is None or not p[0] < seq <= p[0] + _MAX_GAP:
+            if p is None or seq != p[0] + 1:  # a gap takes the per-frame path: the loss budget
                 return False
             before = len(q)
             s = self.stats
-            s.drops += seq - p[0] - 1
             p[0] = seq + n - 1
             p[1] += n
             q.extend(frames)  # maxlen: a full queue drops its oldest
@@ -264,17 +268,32 @@ class Sink:
                 return False
             s.epochs += 1
             p[0] = h.sequence
-        elif h.sequence - p[0] > _MAX_GAP:
-            s.epochs += 1
-            p[0] = h.sequence
         else:
-            if not latched:
-                s.drops += h.sequence - p[0] - 1
+            gap = h.sequence - p[0] - 1
+            if gap and not latched:
+                if self._plausible_loss(gap):
+                    s.drops += gap
+                else:
+                    s.epochs += 1  # more than its publishers could have sent: a restart or a forgery
             p[0] = h.sequence
         p[1] += 1
         s.received += 1
         s.bytes += size
         s.last_latency_ns = receive_ns - h.send_time_ns
+        return True
+
+    def _plausible_loss(self, lost):
+        """lock held: whether `lost` more sequence numbers fit the loss budget (taken if so)."""
+        now = _monotonic_ns()
+        refill = (now - self._gap_credit_at) * _GAP_RATE // 1_000_000_000
+        credit = self._gap_credit
+        if refill > 0 or credit == _GAP_BUDGET:  # else the fraction of one accrues until the next call
+            credit = min(_GAP_BUDGET, credit + refill)
+            self._gap_credit_at = now
+        if lost > credit:
+            self._gap_credit = credit
+            return False
+        self._gap_credit = credit - lost
         return True
 
     def _control(self, h, body):
@@ -292,7 +311,7 @@ class Sink:
         p = self.publishers.get(h.sender_id)
         if p is None:
             return
-        if last > p[0] and last - p[0] <= _MAX_GAP:
+        if last > p[0] and self._plausible_loss(last - p[0]):
             self.stats.drops += last - p[0]
             p[0] = last
         if t == "end":

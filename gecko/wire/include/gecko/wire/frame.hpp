@@ -97,6 +97,11 @@ bool peek_sender(const std::uint8_t* data, std::size_t size, std::uint64_t& send
 /// stream produces bytes (never to more than the declared payload size up
 /// front), and the stream must end exactly at the declared size.
 FrameError inflate_body(const FrameView& frame, std::vector<std::uint8_t>& out);
+/// Inflates a compressed body into `out`, which holds `capacity` bytes, at
+/// least the declared payload size + 1 (to see overruns); `size` is set to the
+/// bytes produced. Only the bytes produced are written: memory mapped but not
+/// yet touched stays so when the stream is short or corrupt.
+FrameError inflate_body(const FrameView& frame, std::uint8_t* out, std::size_t capacity, std::size_t& size);
 
 /// Compresses `size` bytes with zlib at `level` (1 fast .. 9 small), appending
 /// to `out`. False if zlib fails (`out` is then as it was).
