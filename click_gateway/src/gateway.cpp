@@ -72,6 +72,10 @@ Gateway::Gateway(Node& node, GatewayOptions options)
       socket_(net::make_socket(*context_, zmq::socket_type::rep, [&] {
           net::SocketOptions o;
           o.max_message_size = max_message_size(options_.rep.max_request_bytes);
+          // A REQ client has one request in flight; a peer that sends more without
+          // reading the replies (a DEALER) gets them queued here, each up to the
+          // size above, as many as the queue holds: keep the queue short.
+          o.receive_queue = 2;
           return o;
       }())) {
     route_protobuf_log(node_.logger().name());

@@ -327,6 +327,41 @@ TEST_CASE("a Control naming one robot with a 15 MB name is refused with a short 
     CHECK_THAT(rig.stop(), Catch::Contains("1 refused"));
 }
 
+TEST_CASE("20 requests of 15 MB sent at once by a DEALER are not all queued in the gateway (RSS measured)",
+          "[click][hostile][memory]") {
+    Rig rig;
+    Client client(rig.endpoint);
+    client.served();
+    const Memory before = rig.memory();
+
+    // A REQ client sends one request at a time; a DEALER sends as many as it likes.
+    zmq::context_t context{1};
+    zmq::socket_t dealer{context, zmq::socket_type::dealer};
+    dealer.set(zmq::sockopt::rcvtimeo, 30000);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect(rig.endpoint);
+    const std::string request = std::string("\x08\x06", 2) + std::string(15000000, '\0');  // a SensorRequest, then garbage
+    const int n = 20;
+    for (int i = 0; i < n; ++i) {
+        REQUIRE(dealer.send(zmq::message_t(), zmq::send_flags::sndmore));  // REP's empty delimiter
+        REQUIRE(dealer.send(zmq::buffer(request), zmq::send_flags::none));
+    }
+    int replies = 0;
+    for (int i = 0; i < n; ++i) {
+        zmq::message_t delimiter;
+        zmq::message_t reply;
+        if (!dealer.recv(delimiter) || !dealer.recv(reply)) break;
+        ++replies;
+    }
+    client.served();
+    const Memory after = rig.memory();
+    WARN(n << " pipelined requests of 15 MB: gateway peak RSS +" << (after.hwm_kb - before.rss_kb) / MiB
+           << " MiB, resident after +" << (after.rss_kb - before.rss_kb) / MiB << " MiB; " << replies << " replies");
+    CHECK(replies == n);
+    if (!sanitized) CHECK(after.hwm_kb - before.rss_kb < 4 * 15 * MiB + 24 * MiB);
+    CHECK_THAT(rig.stop(), Catch::Contains(std::to_string(n) + " refused"));
+}
+
 TEST_CASE("1,000 bad requests of each kind write a bounded number of gateway log lines, and are counted",
           "[click][hostile][log]") {
     Rig rig;
