@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
     gecko::OptionParser args("gecko-click-gateway",
                              "serves Click's wire format (protobuf over a ZeroMQ REP socket) in front of the Gecko "
                              "lockstep simulation SIM under KEY (e.g. gecko-sim), so that existing Click clients drive "
-                             "it unchanged; every request gets exactly one reply, failures an ErrorMessage saying why. "
+                             "it unchanged; every request gets exactly one reply, failures an ErrorMessage saying why "
+                             "(but one over --max-request-bytes, which ZeroMQ refuses unread by closing the connection). "
                              "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 runtime failure, 2 usage error");
     args.text("--bind", options.bind, "ENDPOINT",
               "where Click clients connect (default tcp://*:5555; tcp://127.0.0.1:* picks a free port)",

@@ -19,7 +19,8 @@
 /// A gecko::Error on the way (no simulation, timeout, a control that does not
 /// match the handshake, a refusal) becomes an ErrorMessage whose text is the
 /// error's what(); malformed bytes get an ErrorMessage too (make_click_handler),
-/// and every request gets exactly one reply (serve_click_rep). Click has no
+/// and every request gets exactly one reply (serve_click_rep), but one larger
+/// than rep.max_request_bytes, which ZeroMQ refuses unread. Click has no
 /// answer to an Error request, but a REP socket must reply, so the gateway
 /// acknowledges it with an ErrorMessage saying the run ended.
 ///
