@@ -3,11 +3,15 @@
 
 #include "gecko/net/zmq_socket.hpp"
 
+#include "gecko/click_gateway/protobuf_log.hpp"
 #include "gecko/click_gateway/translate.hpp"
 
 #include <gecko/error.hpp>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -55,13 +59,47 @@ std::string bind_endpoint(zmq::socket_t& socket, const std::string& endpoint) {
 
 }  // namespace
 
+// ZMQ_MAXMSGSIZE is an int64_t; a limit past it is no limit.
+std::int64_t max_message_size(std::size_t bytes) {
+    return bytes > static_cast<std::size_t>(INT64_MAX) ? -1 : static_cast<std::int64_t>(bytes);
+}
+
 Gateway::Gateway(Node& node, GatewayOptions options)
     : node_(node),
       options_(std::move(options)),
       controller_(node, options_.simulation, options_.controller),
       context_(net::process_context()),
-      socket_(net::make_socket(*context_, zmq::socket_type::rep)) {
+      socket_(net::make_socket(*context_, zmq::socket_type::rep, [&] {
+          net::SocketOptions o;
+          o.max_message_size = max_message_size(options_.rep.max_request_bytes);
+          // A REQ client has one request in flight; a peer that sends more without
+          // reading the replies (a DEALER) gets them queued here, each up to the
+          // size above, as many as the queue holds: keep the queue short.
+          o.receive_queue = 2;
+          return o;
+      }())) {
+    route_protobuf_log(node_.logger().name());
+    // ZeroMQ closes the connection of a request over ZMQ_MAXMSGSIZE without a
+    // word to the socket's owner; its monitor at least says that a connection closed.
+    static std::atomic<std::uint64_t> instances{0};
+    const std::string monitor_endpoint = "inproc://gecko-click-gateway-monitor-" + std::to_string(instances++);
+    if (zmq_socket_monitor(socket_.handle(), monitor_endpoint.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
+        monitor_ = net::make_socket(*context_, zmq::socket_type::pair);
+        monitor_.connect(monitor_endpoint);
+    }
     endpoint_ = bind_endpoint(socket_, options_.bind);
+    ClickHandlerHooks hooks;
+    hooks.limits = [this] {
+        DecodeLimits limits;
+        limits.max_elements = options_.max_request_elements;
+        limits.max_string_bytes = options_.max_request_string_bytes;
+        if (controller_.has_handshake()) limits.max_control_objects = controller_.last_handshake().objects.size();
+        return limits;
+    };
+    hooks.refused = [this](const std::string& reason) {
+        ++stats_.refused;
+        log_limited(LogLevel::warn, "refused", "refused a Click request: " + reason);
+    };
     handler_ = make_click_handler([this](const ClientRequest& request) -> ServerAnswer {
         const char* kind = "";
         try {
@@ -112,15 +150,42 @@ Gateway::Gateway(Node& node, GatewayOptions options)
             if (!std::holds_alternative<mc::Error>(request)) run_open_ = true;
             return answer;
         } catch (const gecko::Error& e) {
-            node_.logger().warn(std::string("Click ") + kind + " request answered with an ErrorMessage: " + e.what());
+            log_limited(LogLevel::warn, std::string("error ") + kind,
+                        std::string("Click ") + kind + " request answered with an ErrorMessage: " + e.what());
             mc::Error error;
             error.reason = e.what();
             return error;
         }
-    });
+    }, std::move(hooks));
 }
 
-Gateway::~Gateway() = default;
+Gateway::~Gateway() {
+    if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+}
+
+void Gateway::log_limited(LogLevel level, const std::string& reason, const std::string& line) {
+    std::string note;
+    if (log_limiter_.admit(reason, LogLimiter::Clock::now(), &note)) node_.logger().log_at(level, line + note);
+}
+
+void Gateway::read_monitor() {
+    if (!monitor_) return;
+    for (;;) {
+        zmq::message_t event;
+        zmq::message_t address;
+        if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+        if (!event.more() || !monitor_.recv(address, zmq::recv_flags::dontwait)) continue;
+        std::uint16_t id = 0;
+        if (event.size() >= sizeof id) std::memcpy(&id, event.data(), sizeof id);
+        if (id != ZMQ_EVENT_DISCONNECTED) continue;
+        ++stats_.connections_closed;
+        log_limited(LogLevel::info, "connection closed",
+                    "a Click client's connection closed: the client left, or sent a request larger than the " +
+                        std::to_string(options_.rep.max_request_bytes) +
+                        " bytes this gateway accepts, which ZeroMQ refuses unread by closing the connection (that "
+                        "client gets no reply)");
+    }
+}
 
 std::string Gateway::handle(std::string_view request) {
     ++stats_.requests;
@@ -137,7 +202,12 @@ RepLoopStats Gateway::run(const std::function<bool()>& keep_running) {
             ++handled;
             return handle(request);
         },
-        keep_running, options_.rep);
+        [&] {
+            read_monitor();
+            return keep_running();
+        },
+        options_.rep);
+    read_monitor();
     // The loop answers a multipart or oversized request itself, without the handler.
     stats_.requests += loop.requests - handled;
     stats_.error_replies += loop.requests - handled;

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
     gecko::OptionParser args("gecko-click-gateway",
                              "serves Click's wire format (protobuf over a ZeroMQ REP socket) in front of the Gecko "
                              "lockstep simulation SIM under KEY (e.g. gecko-sim), so that existing Click clients drive "
-                             "it unchanged; every request gets exactly one reply, failures an ErrorMessage saying why. "
+                             "it unchanged; every request gets exactly one reply, failures an ErrorMessage saying why "
+                             "(but one over --max-request-bytes, which ZeroMQ refuses unread by closing the connection). "
                              "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 runtime failure, 2 usage error");
     args.text("--bind", options.bind, "ENDPOINT",
               "where Click clients connect (default tcp://*:5555; tcp://127.0.0.1:* picks a free port)",
@@ -29,8 +30,22 @@ int main(int argc, char** argv) {
               [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
     args.integer("--timeout-ms", timeout_ms, 1, 999999999, "MS",
                  "longest wait for the simulation per request (default 5000); past it the client gets an ErrorMessage");
+    long max_request_bytes = static_cast<long>(options.rep.max_request_bytes);
+    args.integer("--max-request-bytes", max_request_bytes, 64, 1L << 30, "BYTES",
+                 "largest request (default 16 MiB); ZeroMQ refuses a larger one when its size arrives, unread, by "
+                 "closing that client's connection");
+    long max_request_elements = static_cast<long>(options.max_request_elements);
+    args.integer("--max-request-elements", max_request_elements, 16, 1L << 24, "N",
+                 "most fields, map entries and numbers in one request (default 65536), which bounds what decoding it "
+                 "allocates; a Control naming more objects than the handshake is refused too");
+    long max_request_string_bytes = static_cast<long>(options.max_request_string_bytes);
+    args.integer("--max-request-string-bytes", max_request_string_bytes, 64, 1L << 24, "BYTES",
+                 "longest name or text in a request (default 4096)");
     // Not the default name (/proc/self/comm): the kernel cuts it to 15 characters.
     const gecko::NodeOptions node_options = gecko::NodeOptions::from_args(argc, argv, args, "gecko-click-gateway");
+    options.rep.max_request_bytes = static_cast<std::size_t>(max_request_bytes);
+    options.max_request_elements = static_cast<std::size_t>(max_request_elements);
+    options.max_request_string_bytes = static_cast<std::size_t>(max_request_string_bytes);
     options.controller.timeout = std::chrono::milliseconds(timeout_ms);
     options.controller.connect_timeout = std::chrono::milliseconds(timeout_ms);
 
@@ -53,8 +68,8 @@ int main(int argc, char** argv) {
         const auto& s = gateway.stats();
         std::cout << "gecko-click-gateway: stopped after " << loop.requests << " requests (" << s.handshakes
                   << " handshakes, " << s.steps << " steps, " << s.sensor_requests << " sensor requests, " << s.resets
-                  << " resets, " << s.ended_runs << " ended runs, " << s.error_replies << " ErrorMessage replies)"
-                  << std::endl;
+                  << " resets, " << s.ended_runs << " ended runs, " << s.error_replies << " ErrorMessage replies, "
+                  << s.refused << " refused, " << s.connections_closed << " client connections closed)" << std::endl;
         return 0;
     } catch (const gecko::Error& e) {
         std::cerr << "gecko-click-gateway: " << e.what() << std::endl;

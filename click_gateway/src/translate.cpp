@@ -2,9 +2,10 @@
 #include "gecko/click_gateway/translate.hpp"
 
 #include "click.pb.h"
+#include "utf8.hpp"
+#include "wire_check.hpp"
 
 #include <google/protobuf/descriptor.h>
-#include <google/protobuf/unknown_field_set.h>
 
 #include <climits>
 #include <exception>
@@ -18,6 +19,8 @@ namespace {
 
 namespace pb = ::click::protobuf;
 namespace gp = ::google::protobuf;
+using detail::sanitize_utf8;
+using detail::valid_utf8;
 
 // Internal: thrown by the helpers below, caught at every API function, so that
 // the conversion code reads straight and nothing escapes the API.
@@ -29,117 +32,20 @@ struct Failure {
 
 std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-// ---- UTF-8 (Click's strings are proto3 `string`: must be valid UTF-8) ----------
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c = byte(i);
-    std::size_t n = 0;
-    unsigned int cp = 0;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1Fu; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0Fu; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07u; }
-    else return 0;
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        if ((byte(i + k) & 0xC0u) != 0x80u) return 0;
-        cp = (cp << 6) | (byte(i + k) & 0x3Fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-}
-
-bool valid_utf8(std::string_view s) {
-    for (std::size_t i = 0; i < s.size();) {
-        const std::size_t n = utf8_sequence_length(s, i);
-        if (n == 0) return false;
-        i += n;
-    }
-    return true;
-}
-
-std::string sanitize_utf8(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size();) {
-        const std::size_t n = utf8_sequence_length(s, i);
-        if (n == 0) {
-            out.push_back('?');
-            ++i;
-        } else {
-            out.append(s.substr(i, n));
-            i += n;
-        }
-    }
-    return out;
-}
-
 void require_utf8(std::string_view s, const std::string& what) {
     if (!valid_utf8(s)) fail(what + " is not valid UTF-8 (Click strings must be)");
 }
 
 // ---- Strict parsing -----------------------------------------------------------
 
-const char* wire_type_name(gp::UnknownField::Type t) {
-    switch (t) {
-        case gp::UnknownField::TYPE_VARINT: return "varint";
-        case gp::UnknownField::TYPE_FIXED32: return "fixed32";
-        case gp::UnknownField::TYPE_FIXED64: return "fixed64";
-        case gp::UnknownField::TYPE_LENGTH_DELIMITED: return "length-delimited";
-        case gp::UnknownField::TYPE_GROUP: return "group";
-    }
-    return "unknown";
-}
-
-// Fails if `m`, or any message inside it, holds fields the schema does not know
-// (or known field numbers with the wrong wire type, which protobuf also keeps as
-// unknown). Random bytes often parse as "valid" protobuf made only of unknown fields.
-void reject_unknown_fields(const gp::Message& m, const std::string& path) {
-    const gp::Reflection* refl = m.GetReflection();
-    const gp::UnknownFieldSet& unknown = refl->GetUnknownFields(m);
-    if (!unknown.empty()) {
-        const gp::UnknownField& f = unknown.field(0);
-        const gp::FieldDescriptor* known = m.GetDescriptor()->FindFieldByNumber(f.number());
-        if (known != nullptr) {
-            fail(path + ": field " + std::to_string(f.number()) + " (" + known->name() + ") has the wrong wire type (" +
-                 wire_type_name(f.type()) + ")");
-        }
-        fail(path + ": field " + std::to_string(f.number()) + " (" + wire_type_name(f.type()) +
-             ") is not in the Click schema");
-    }
-    std::vector<const gp::FieldDescriptor*> fields;
-    refl->ListFields(m, &fields);
-    for (const gp::FieldDescriptor* f : fields) {
-        if (f->cpp_type() != gp::FieldDescriptor::CPPTYPE_MESSAGE) continue;
-        if (!f->is_repeated()) {
-            reject_unknown_fields(refl->GetMessage(m, f), path + "." + f->name());
-            continue;
-        }
-        const int n = refl->FieldSize(m, f);
-        for (int i = 0; i < n; ++i) {
-            const gp::Message& sub = refl->GetRepeatedMessage(m, f, i);
-            std::string sub_path = path + "." + f->name();
-            if (f->is_map()) {
-                const gp::FieldDescriptor* key = sub.GetDescriptor()->map_key();
-                sub_path += "[" + in_quotes(sub.GetReflection()->GetString(sub, key)) + "]";
-            } else {
-                sub_path += "[" + std::to_string(i) + "]";
-            }
-            reject_unknown_fields(sub, sub_path);
-        }
-    }
-}
-
 template <class Pb>
-Pb parse_strict(std::string_view bytes) {
+Pb parse_strict(std::string_view bytes, const DecodeLimits& limits) {
+    if (std::optional<std::string> reason = detail::check_wire(bytes, *Pb::descriptor(), limits)) fail(*reason);
     Pb m;
     const std::string& name = Pb::descriptor()->name();
     if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         fail("not a valid " + name + " (malformed or truncated bytes, or a string that is not UTF-8)");
     }
-    reject_unknown_fields(m, name);
     return m;
 }
 
@@ -452,33 +358,33 @@ std::string join(const std::vector<std::string>& names) {
 
 // ---- API -----------------------------------------------------------------------------------
 
-Decoded decode(std::string_view bytes, mc::Direction reset_error_direction) noexcept {
+Decoded decode(std::string_view bytes, mc::Direction reset_error_direction, const DecodeLimits& limits) noexcept {
     try {
         if (bytes.size() > static_cast<std::size_t>(INT_MAX)) return DecodeError{"message too large for protobuf"};
-        // Classify on field 1 only. ResetMessage is exactly {messageType = 1}: every
-        // other field, including ControlMessage's field 2 that clashes with
-        // Message.id, is set aside as unknown instead of being misread.
-        pb::ResetMessage header;
-        if (!header.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        // Classify on field 1 only, read from the wire (ControlMessage's field 2
+        // clashes with Message.id); then check the frame against its type's schema
+        // and `limits` before protobuf builds it.
+        const std::optional<int> type = detail::message_type_of(bytes);
+        if (!type) {
             return DecodeError{"not a protobuf message (malformed or truncated, " + std::to_string(bytes.size()) + " bytes)"};
         }
-        switch (static_cast<int>(header.messagetype())) {
-            case pb::HandshakeInitMessageType: return from_pb(parse_strict<pb::HandshakeInitMessage>(bytes));
-            case pb::HandshakeMessageType: return from_pb(parse_strict<pb::HandshakeMessage>(bytes));
+        switch (*type) {
+            case pb::HandshakeInitMessageType: return from_pb(parse_strict<pb::HandshakeInitMessage>(bytes, limits));
+            case pb::HandshakeMessageType: return from_pb(parse_strict<pb::HandshakeMessage>(bytes, limits));
             case pb::SensorRequestMessageType: {
-                parse_strict<pb::SensorRequestMessage>(bytes);
+                parse_strict<pb::SensorRequestMessage>(bytes, limits);
                 return mc::SensorRequest{};
             }
-            case pb::ControlMessageType: return from_pb(parse_strict<pb::ControlMessage>(bytes));
-            case pb::SensorMessageType: return from_pb(parse_strict<pb::SensorMessage>(bytes));
+            case pb::ControlMessageType: return from_pb(parse_strict<pb::ControlMessage>(bytes, limits));
+            case pb::SensorMessageType: return from_pb(parse_strict<pb::SensorMessage>(bytes, limits));
             case pb::ResetMessageType: {
-                parse_strict<pb::ResetMessage>(bytes);
+                parse_strict<pb::ResetMessage>(bytes, limits);
                 mc::Reset out;
                 out.direction = reset_error_direction;
                 return out;
             }
             case pb::ErrorMessageType: {
-                const pb::ErrorMessage m = parse_strict<pb::ErrorMessage>(bytes);
+                const pb::ErrorMessage m = parse_strict<pb::ErrorMessage>(bytes, limits);
                 mc::Error out;
                 out.direction = reset_error_direction;
                 out.code = m.error();
@@ -487,7 +393,7 @@ Decoded decode(std::string_view bytes, mc::Direction reset_error_direction) noex
             }
             default: break;
         }
-        return DecodeError{"unknown Click message type " + std::to_string(static_cast<int>(header.messagetype()))};
+        return DecodeError{"unknown Click message type " + std::to_string(*type)};
     } catch (const Failure& e) {
         return DecodeError{e.reason};
     } catch (const std::exception& e) {
@@ -580,12 +486,18 @@ std::optional<std::string> check_control(const mc::Control& control) {
     return std::nullopt;
 }
 
-std::function<std::string(std::string_view)> make_click_handler(std::function<ServerAnswer(const ClientRequest&)> serve) {
+std::function<std::string(std::string_view)> make_click_handler(std::function<ServerAnswer(const ClientRequest&)> serve,
+                                                                ClickHandlerHooks hooks) {
     auto last_id = std::make_shared<std::uint64_t>(0);
-    return [serve = std::move(serve), last_id](std::string_view bytes) -> std::string {
+    return [serve = std::move(serve), hooks = std::move(hooks), last_id](std::string_view bytes) -> std::string {
+        const auto refuse = [&](const std::string& reason) {
+            if (hooks.refused) hooks.refused(reason);
+            return error_reply(reason);
+        };
         try {
-            Decoded decoded = decode(bytes, mc::Direction::request);
-            if (const auto* e = std::get_if<DecodeError>(&decoded)) return error_reply("malformed Click message: " + e->reason);
+            const DecodeLimits limits = hooks.limits ? hooks.limits() : DecodeLimits{};
+            Decoded decoded = decode(bytes, mc::Direction::request, limits);
+            if (const auto* e = std::get_if<DecodeError>(&decoded)) return refuse("malformed Click message: " + e->reason);
 
             const char* kind = kind_name(decoded);
             const std::uint64_t id = *last_id + 1;  // taken only if the request is accepted
@@ -601,7 +513,7 @@ std::function<std::string(std::string_view)> make_click_handler(std::function<Se
                 },
                 std::move(decoded));
             if (!request) {
-                return error_reply(std::string("a client may not send a ") + kind + " message; only a server does");
+                return refuse(std::string("a client may not send a ") + kind + " message; only a server does");
             }
             *last_id = id;
 

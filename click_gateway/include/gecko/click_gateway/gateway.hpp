@@ -19,7 +19,8 @@
 /// A gecko::Error on the way (no simulation, timeout, a control that does not
 /// match the handshake, a refusal) becomes an ErrorMessage whose text is the
 /// error's what(); malformed bytes get an ErrorMessage too (make_click_handler),
-/// and every request gets exactly one reply (serve_click_rep). Click has no
+/// and every request gets exactly one reply (serve_click_rep), but one larger
+/// than rep.max_request_bytes, which ZeroMQ refuses unread. Click has no
 /// answer to an Error request, but a REP socket must reply, so the gateway
 /// acknowledges it with an ErrorMessage saying the run ended.
 ///
@@ -29,6 +30,7 @@
 #include "gecko/click_gateway/rep_loop.hpp"
 
 #include <gecko/click/controller.hpp>
+#include <gecko/log.hpp>
 #include <gecko/node.hpp>
 
 #include <zmq.hpp>
@@ -36,6 +38,7 @@
 #include <memory>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -53,8 +56,18 @@ struct GatewayOptions {
     /// The Controller's options: its timeout and connect_timeout bound the wait
     /// for the simulation on each request; endpoints wire it by hand with discovery off.
     ControllerOptions controller;
-    /// The REP loop's options (poll interval, largest request).
+    /// The REP loop's options (poll interval, largest request). `rep.max_request_bytes`
+    /// is also the socket's ZMQ_MAXMSGSIZE: ZeroMQ refuses a larger request when its
+    /// size arrives, before reading it, by closing the client's connection (the
+    /// client gets no reply; the gateway logs it and counts connections_closed).
     RepLoopOptions rep;
+    /// Fields, map entries and packed numbers one request may hold, at every depth
+    /// (DecodeLimits::max_elements): bounds what decoding a request allocates. A
+    /// Control is also refused if it names more objects than the handshake has.
+    std::size_t max_request_elements{1u << 16};
+    /// Bytes of one string in a request (a name, an error text): replies and log
+    /// lines that quote a name quote at most this much.
+    std::size_t max_request_string_bytes{4096};
 };
 
 /// What a Gateway did, for logs and tests.
@@ -66,6 +79,10 @@ struct GatewayStats {
     std::uint64_t resets{0};          ///< Reset requests served
     std::uint64_t ended_runs{0};      ///< Error requests (the client ended its run)
     std::uint64_t error_replies{0};   ///< requests answered with an ErrorMessage, whatever the cause
+    std::uint64_t refused{0};         ///< of those, refused before the simulation saw them: not a Click request
+                                      ///< within the limits, or a message only a server sends
+    std::uint64_t connections_closed{0};  ///< client connections that closed: a client left, or ZeroMQ refused a
+                                          ///< request over rep.max_request_bytes at arrival
 };
 
 /// A Click server for one Gecko simulation. Not thread-safe: run() (or
@@ -107,12 +124,18 @@ public:
 private:
     using ServeFn = std::function<std::string(std::string_view)>;
 
+    void read_monitor();  // counts and logs the connections that closed
+    // Logs `line` at `level` unless lines of `reason` came within the last 10 s (then counts it).
+    void log_limited(LogLevel level, const std::string& reason, const std::string& line);
+
     Node& node_;
     GatewayOptions options_;
     Controller controller_;
     std::shared_ptr<zmq::context_t> context_;  // the process's (gecko/net/zmq_socket.hpp)
     zmq::socket_t socket_;
+    zmq::socket_t monitor_;  // PAIR: socket_'s disconnect events; unconnected if ZeroMQ refused a monitor
     std::string endpoint_;
+    LogLimiter log_limiter_;
     ServeFn handler_;
     GatewayStats stats_;
     bool run_open_{false};  // the simulation has served this gateway since the last Error request

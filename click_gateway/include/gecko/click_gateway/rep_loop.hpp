@@ -21,7 +21,10 @@ namespace gecko::click {
 /// How serve_click_rep() behaves. Every field has a safe default.
 struct RepLoopOptions {
     std::chrono::milliseconds poll_interval{50};  ///< how often keep_running() is asked while no request arrives
-    std::size_t max_request_bytes{64u << 20};     ///< larger requests are answered with an ErrorMessage, not handled
+    /// Larger requests are answered with an ErrorMessage, not handled. (The loop
+    /// reads a request whole before it sees its size: a socket that must not, as
+    /// the gateway's, also sets ZMQ_MAXMSGSIZE.) A Click request is a few kB.
+    std::size_t max_request_bytes{16u << 20};
 };
 
 /// What serve_click_rep() did, for logs and tests.

@@ -23,6 +23,7 @@
 
 #include <gecko/msgs/click.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -51,13 +52,30 @@ using Decoded = std::variant<DecodeError, mc::HandshakeInit, mc::Handshake, mc::
 /// Protobuf bytes of one Click message, or why they could not be made.
 using Encoded = std::variant<std::string, EncodeError>;
 
+/// What decoding one frame may build. The frame is checked on the wire against
+/// these (and the schema) before protobuf builds anything, so what a decode
+/// allocates is bounded by them, not by what the sender wrote.
+struct DecodeLimits {
+    /// Fields, map entries and packed numbers in one frame, at every depth. A
+    /// Click request of a robot with a dozen joints has a few dozen.
+    std::size_t max_elements{1u << 20};
+    /// Bytes of one string (an object, joint, event or sensor name, an error
+    /// text), which a reply or a log line may quote.
+    std::size_t max_string_bytes{1u << 20};
+    /// Objects (robots) a ControlMessage may name: the handshake's count, when
+    /// the caller knows it. nullopt: only max_elements bounds them.
+    std::optional<std::size_t> max_control_objects;
+};
+
 /// Decodes one Click frame (the protobuf bytes of one message, no envelope).
 /// @param bytes the frame; empty is a valid HandshakeInit.
 /// @param reset_error_direction the direction given to a decoded Reset or Error:
 ///        `request` when reading what a client sent (a server's view), `answer`
 ///        when reading what a server sent (a client's view).
+/// @param limits what the frame may hold; a frame beyond them is a DecodeError.
 /// @return the message, or a DecodeError saying what is wrong. Never throws.
-Decoded decode(std::string_view bytes, mc::Direction reset_error_direction = mc::Direction::request) noexcept;
+Decoded decode(std::string_view bytes, mc::Direction reset_error_direction = mc::Direction::request,
+               const DecodeLimits& limits = {}) noexcept;
 
 /// Encodes a Gecko Click message as Click protobuf bytes, messageType set.
 /// @return the bytes, or an EncodeError naming the offending field. Never throws.
@@ -89,6 +107,17 @@ using ClientRequest = std::variant<mc::HandshakeInit, mc::SensorRequest, mc::Con
 /// What a Click server may answer.
 using ServerAnswer = std::variant<mc::Handshake, mc::Sensor, mc::Reset, mc::Error>;
 
+/// What a handler made by make_click_handler asks and tells its owner. Every field may be empty.
+struct ClickHandlerHooks {
+    /// The limits each request is decoded with, asked per request (a gateway
+    /// narrows them once it knows the handshake). Empty: DecodeLimits{}.
+    std::function<DecodeLimits()> limits;
+    /// Called with the reason when a request is refused without calling `serve`
+    /// (bytes that are not a Click request within the limits, or a message only a
+    /// server sends): for the owner's log and counters.
+    std::function<void(const std::string& reason)> refused;
+};
+
 /// Wraps a typed server into a bytes-in, bytes-out handler (for serve_click_rep).
 /// Each request is decoded, given a `request_id` (1, 2, 3, ... counting the
 /// requests this handler accepted), and passed to `serve`; the answer's `answers`
@@ -97,6 +126,7 @@ using ServerAnswer = std::variant<mc::Handshake, mc::Sensor, mc::Reset, mc::Erro
 /// Sensor), an exception from `serve`, and answers that cannot be encoded all
 /// become an ErrorMessage saying so, without calling `serve` for bad bytes. The
 /// returned handler never throws; call it from one thread at a time.
-std::function<std::string(std::string_view)> make_click_handler(std::function<ServerAnswer(const ClientRequest&)> serve);
+std::function<std::string(std::string_view)> make_click_handler(std::function<ServerAnswer(const ClientRequest&)> serve,
+                                                                ClickHandlerHooks hooks = {});
 
 }  // namespace gecko::click
