@@ -25,6 +25,7 @@ int run_type(const Args& args);
 int run_nodes(const Args& args);
 int run_top(const Args& args);
 int run_doctor(const Args& args);
+int run_bridge(const Args& args);  ///< runs gecko-bridge
 
 /// The tables `gecko list` prints (topics, services, conflicts), shared with `gecko top`.
 std::string render_list(const Graph& result);

@@ -35,6 +35,8 @@ const Command commands[] = {
     {"nodes", "the nodes of a key, with host, pid and when the core last heard of them", gecko::tools::run_nodes},
     {"top", "live view of the topics and their rates, refreshed every second", gecko::tools::run_top},
     {"doctor", "check the network and whether the key's core answers, with fixes", gecko::tools::run_doctor},
+    {"bridge", "serve the key to browsers and Foxglove: a live page and the Foxglove WebSocket protocol (gecko-bridge)",
+     gecko::tools::run_bridge},
 };
 
 void print_usage(std::FILE* to) {
