@@ -180,13 +180,16 @@ public:
             res.set(http::field::sec_websocket_protocol, p);
             res.set(http::field::server, "gecko-bridge");
         }));
-        ws_.read_message_max(server_->options.max_client_message);
+        // The size limit is this session's (on_read), not Beast's: Beast 1.74 fails
+        // an oversized message by closing the socket with the rest of it unread,
+        // which resets the connection before the client reads the 1009 close.
+        ws_.read_message_max(0);
         ws_.auto_fragment(false);
         ws_.async_accept(req, [self = this->shared_from_this()](beast::error_code ec) { self->on_accept(ec); });
     }
 
     void wake() override {
-        if (writing_ || finished_ || !client_) return;
+        if (writing_ || finished_ || closing_ || !client_) return;
         auto next = server_->bridge->next(*client_);
         if (!next) return;
         writing_ = true;
@@ -216,6 +219,7 @@ public:
             return;
         }
         // A close reason has at most 123 bytes.
+        handshaking_close_ = true;
         websocket::close_reason why(websocket::close_code::policy_error, reason.substr(0, 120));
         ws_.async_close(why, [self = this->shared_from_this()](beast::error_code) { self->finish(); });
     }
@@ -231,18 +235,24 @@ private:
         wake();
     }
 
+    // A message is read in pieces, so that one larger than the limit is
+    // refused once the limit is passed, never held whole.
     void read() {
-        ws_.async_read(buffer_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+        ws_.async_read_some(buffer_, read_piece,
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
 
     void on_read(beast::error_code ec) {
         if (ec) {
-            if (ec == websocket::error::message_too_big) {
-                server_->bridge->counters().connection_errors.fetch_add(1, std::memory_order_relaxed);
-                std::clog << "gecko-bridge: " << remote_ << " sent a message larger than "
-                          << server_->options.max_client_message << " bytes; connection closed (1009)\n";
-            }
             finish();
+            return;
+        }
+        if (buffer_.size() > server_->options.max_client_message) {
+            refuse_too_big();
+            return;
+        }
+        if (!ws_.is_message_done()) {
+            read();
             return;
         }
         if (client_ && !closing_) {
@@ -267,10 +277,25 @@ private:
             return;
         }
         if (closing_) {
-            close_lowest(ws_);
+            if (!handshaking_close_) close_lowest(ws_);  // else the close goes out after this write
             return;
         }
         wake();
+    }
+
+    // Closes with 1009 through the close handshake, which reads and discards
+    // the rest of the message and then the client's close.
+    void refuse_too_big() {
+        server_->bridge->counters().connection_errors.fetch_add(1, std::memory_order_relaxed);
+        std::clog << "gecko-bridge: " << remote_ << " sent a message larger than "
+                  << server_->options.max_client_message << " bytes; connection closed (1009)\n";
+        buffer_.consume(buffer_.size());
+        closing_ = true;
+        handshaking_close_ = true;
+        const websocket::close_reason why(websocket::close_code::too_big,
+                                          "a message larger than " + std::to_string(server_->options.max_client_message) +
+                                              " bytes (gecko-bridge --max-client-message)");
+        ws_.async_close(why, [self = this->shared_from_this()](beast::error_code) { self->finish(); });
     }
 
     // A write that has not finished after write_timeout: the peer stopped reading.
@@ -307,7 +332,9 @@ private:
     std::array<std::uint8_t, message_data_header_size> header_{};
     asio::steady_timer write_timer_;
     std::uint64_t writes_ = 0;
+    static constexpr std::size_t read_piece = 256 * 1024;
     bool writing_ = false, closing_ = false, finished_ = false;
+    bool handshaking_close_ = false;  // async_close is under way: nothing else closes the socket
 };
 
 // ---------------------------------------------------------------- HTTP

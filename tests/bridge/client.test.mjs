@@ -6,6 +6,7 @@
 // a misbehaving client gets while others keep being served.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { Key, foxglove, npm, program, until } from "./harness.mjs";
 
 const decoder = new TextDecoder();
@@ -167,8 +168,11 @@ test("bad requests get a status each, counted, and the client keeps being served
       assert.match(text, want);
     assert.ok(c.seen.statuses.every((s) => s.level === 2));
     const after = await (await fetch(`${bridge.http}/api/stats`)).json();
-    assert.ok(after.malformed_requests - before.malformed_requests >= 4, JSON.stringify(after));
+    // Malformed: "{not json", opcode 0x09, the deep nesting; the unknown op, channel and publish are counted apart.
+    assert.ok(after.malformed_requests - before.malformed_requests >= 3, JSON.stringify(after));
     assert.ok(after.unknown_ops - before.unknown_ops >= 1);
+    assert.ok(after.refused_requests - before.refused_requests >= 1);
+    assert.ok(after.refused_publishes - before.refused_publishes >= 1);
     // Still served.
     const imu = await until(() => c.channel("imu", "json"), "imu");
     const sub = c.client.subscribe(imu.id);
@@ -198,23 +202,48 @@ test("100k subscribe requests: refused or disconnected with a reason, and anothe
   } finally { other.client.close(); }
 });
 
-test("an oversized message closes that connection with 1009", async () => {
+test("an oversized message closes that connection with 1009 and a reason; the bridge serves on", async () => {
   const WebSocket = npm("ws");
   const ws = new WebSocket(bridge.ws, ["foxglove.websocket.v1"]);
   ws.on("error", () => {});
   await new Promise((r) => ws.on("open", r));
-  const closed = new Promise((r) => ws.on("close", (code) => r(code)));
+  const closed = new Promise((r) => ws.on("close", (code, reason) => r({ code, reason: reason.toString() })));
   ws.send(Buffer.alloc(17 << 20, 1));
-  assert.equal(await closed, 1009);
+  const { code, reason } = await closed;
+  assert.equal(code, 1009);
+  assert.match(reason, /larger than 16777216 bytes/);
+  const c = await foxglove(bridge.ws);
+  assert.ok(c.seen.serverInfo);
+  c.client.close();
 });
 
+// An HTTP request as a WebSocket client's upgrade would be (fetch refuses
+// Connection: Upgrade); resolves with the status and body of the answer.
+function upgradeRequest(url, headers) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13",
+      "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", ...headers } });
+    req.on("response", (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode, body }));
+    });
+    req.on("upgrade", (res, socket) => { socket.destroy(); resolve({ status: res.statusCode, body: "" }); });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 test("upgrades without a Foxglove subprotocol, and bridges wanting a token, refuse before the upgrade", async () => {
-  const res = await fetch(`${bridge.http}/`, { headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+  const res = await upgradeRequest(`${bridge.http}/`, {});
   assert.equal(res.status, 400);
-  assert.match(await res.text(), /foxglove\.websocket\.v1/);
-  const cross = await fetch(`${bridge.http}/`, { headers: { Connection: "Upgrade", Upgrade: "websocket", Origin: "http://evil.example", "Sec-WebSocket-Protocol": "foxglove.websocket.v1", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+  assert.match(res.body, /foxglove\.websocket\.v1/);
+  const cross = await upgradeRequest(`${bridge.http}/`, { Origin: "http://evil.example", "Sec-WebSocket-Protocol": "foxglove.websocket.v1" });
   assert.equal(cross.status, 403);
-  assert.match(await cross.text(), /--allow-origin http:\/\/evil\.example/);
+  assert.match(cross.body, /--allow-origin http:\/\/evil\.example/);
+  const own = await upgradeRequest(`${bridge.http}/`, { Origin: bridge.http, "Sec-WebSocket-Protocol": "foxglove.sdk.v1" });
+  assert.equal(own.status, 101, "the bridge's own page may connect");
 
   const secured = await key.bridge(["--token", "s3cret"]);
   const WebSocket = npm("ws");
