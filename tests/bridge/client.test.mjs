@@ -267,3 +267,13 @@ test("without a token the bridge refuses to listen beyond loopback, and says why
   assert.equal(exit.code, 2);
   assert.ok(child.lines.some((l) => l.includes("token")), child.lines.join("\n"));
 });
+
+test("`gecko bridge` runs gecko-bridge with the same arguments", async () => {
+  const child = key.run(program("GECKO_CLI_PATH"), ["bridge", "--listen", "127.0.0.1:0"]);
+  const line = await child.line("serving", 20000);
+  const port = /:(\d+)\//.exec(line)[1];
+  const c = await foxglove(`ws://127.0.0.1:${port}`);
+  assert.equal(c.seen.serverInfo.metadata.key, key.key);
+  c.client.close();
+  await child.stop();
+});
