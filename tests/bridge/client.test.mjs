@@ -6,7 +6,11 @@
 // a misbehaving client gets while others keep being served.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Key, foxglove, npm, program, until } from "./harness.mjs";
 
 const decoder = new TextDecoder();
@@ -276,4 +280,59 @@ test("`gecko bridge` runs gecko-bridge with the same arguments", async () => {
   assert.equal(c.seen.serverInfo.metadata.key, key.key);
   c.client.close();
   await child.stop();
+});
+
+test("a publisher that goes and comes back: a subscription follows its topic; unwatched, the topic is unadvertised", async () => {
+  const c = await foxglove(bridge.ws);
+  try {
+    let pub = key.run(program("BRIDGE_TEST_PUB_PATH"), ["--topic", "blink", "--rate", "50"]);
+    const ch = await until(() => c.channel("blink", "json"), "the blink channel");
+    const sub = c.client.subscribe(ch.id);
+    const count = () => c.seen.messages.filter((m) => m.subscriptionId === sub).length;
+    await until(() => count() >= 10, "10 blink messages");
+    await pub.stop();
+    const before = count();
+    pub = key.run(program("BRIDGE_TEST_PUB_PATH"), ["--topic", "blink", "--rate", "50"]);
+    await until(() => count() >= before + 10, "blink messages on the same subscription after the publisher came back", 30000);
+    assert.equal(c.channel("blink", "json").id, ch.id, "the channel is the same");
+    c.client.unsubscribe(sub);
+    await pub.stop();
+    await until(() => !c.channel("blink", "json") && !c.channel("blink", "msgpack"), "blink unadvertised", 30000);
+    pub = key.run(program("BRIDGE_TEST_PUB_PATH"), ["--topic", "blink", "--rate", "50"]);
+    const again = await until(() => c.channel("blink", "json"), "blink advertised again", 30000);
+    assert.notEqual(again.id, ch.id, "a new channel id");
+    await pub.stop();
+  } finally { c.client.close(); }
+});
+
+test("geckocore restarts: the bridge keeps its clients and the key's topics flow again", async () => {
+  const c = await foxglove(bridge.ws);
+  try {
+    const imu = await until(() => c.channel("imu", "json"), "imu");
+    const sub = c.client.subscribe(imu.id);
+    const count = () => c.seen.messages.filter((m) => m.subscriptionId === sub).length;
+    await until(() => count() >= 10, "imu before the restart");
+    await key.restartCore();
+    const after = count();
+    await until(() => count() >= after + 50, "imu after geckocore restarted", 30000);
+    const other = await foxglove(bridge.ws);
+    await until(() => other.channel("imu", "json"), "imu advertised to a client that connects after the restart", 30000);
+    other.client.close();
+  } finally { c.client.close(); }
+});
+
+test("with --tls-cert and --tls-key the bridge serves https and wss", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gecko-bridge-tls-"));
+  try {
+    const made = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { encoding: "utf8" });
+    assert.equal(made.status, 0, `openssl (Debian's openssl package) made no certificate: ${made.stderr}`);
+    const tls = await key.bridge(["--tls-cert", join(dir, "cert.pem"), "--tls-key", join(dir, "key.pem")]);
+    assert.match(tls.ws, /^wss:/);
+    const c = await foxglove(tls.ws, "foxglove.websocket.v1", { rejectUnauthorized: false });
+    assert.equal(c.seen.serverInfo.metadata.key, key.key);
+    await until(() => c.channel("imu", "json"), "imu over wss");
+    c.client.close();
+    await tls.child.stop();
+  } finally { rmSync(dir, { recursive: true, force: true }); }
 });

@@ -109,8 +109,17 @@ export class Key {
     k.core = new Child(program("GECKOCORE_PATH"), ["--key", k.key, "--listen", "tcp://127.0.0.1:*", "--no-multicast", "--door", "0"], unset);
     const line = await k.core.line("listening on", 20000);
     const port = /tcp:\/\/127\.0\.0\.1:(\d+)/.exec(line)[1];
+    k.unset = unset;
     k.env = { ...unset, GECKO_KEY: k.key, GECKO_CORE: `127.0.0.1:${port}`, GECKO_NO_MULTICAST: "1", GECKO_IPC_DIR: k.dir };
     return k;
+  }
+  /// Stops geckocore and starts it again on the same port, as after a crash and a restart.
+  async restartCore() {
+    await this.core.stop();
+    const port = this.env.GECKO_CORE.split(":")[1];
+    this.core = new Child(program("GECKOCORE_PATH"), ["--key", this.key, "--listen", `tcp://127.0.0.1:${port}`,
+      "--no-multicast", "--door", "0"], this.unset);
+    await this.core.line("listening on", 20000);
   }
   run(path, args = [], env = {}) {
     const c = new Child(path, args, { ...this.env, ...env });
