@@ -12,6 +12,7 @@ import { Key, foxglove, npm, program, until } from "./harness.mjs";
 const decoder = new TextDecoder();
 let key, bridge;
 const budgetMiB = 8;
+const sanitized = process.env.GECKO_TEST_SANITIZED === "1";
 
 function rssBytes(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -77,11 +78,15 @@ test("a stalled client holds at most its budget, is told nothing it cannot read,
     `bridge RSS ${(baseline / 1048576).toFixed(1)} MiB -> peak ${(peak / 1048576).toFixed(1)} MiB; ` +
     `drops ${stats.drops}, queued ${stats.queued_bytes} B`);
   // Without a bound the camera alone (27 MB/s, plus its JSON) would have grown it by hundreds of MiB in 10 s.
-  assert.ok(peak - baseline < (budgetMiB + 24) * 1048576, `RSS grew by ${((peak - baseline) / 1048576).toFixed(1)} MiB`);
+  // Under AddressSanitizer freed memory waits in its quarantine (256 MiB): RSS says nothing there, the
+  // bridge's own count of queued bytes still does.
+  if (!sanitized)
+    assert.ok(peak - baseline < (budgetMiB + 24) * 1048576, `RSS grew by ${((peak - baseline) / 1048576).toFixed(1)} MiB`);
   assert.ok(stats.queued_bytes <= (budgetMiB + 1) * 1048576 * 2, `queued ${stats.queued_bytes}`);
   assert.ok(stats.drops > 100, "the stalled client's drops are counted");
   assert.equal(stats.clients, 2, "the stalled client is still connected (its write deadline is 30 s)");
-  assert.ok(stalledRate > 0.9 * healthy, `reader rate ${stalledRate.toFixed(0)} Hz vs ${healthy.toFixed(0)} Hz alone`);
+  // A Debug build under sanitizers transcodes the camera several times slower: the bound there is a hang guard.
+  assert.ok(stalledRate > (sanitized ? 0.5 : 0.9) * healthy, `reader rate ${stalledRate.toFixed(0)} Hz vs ${healthy.toFixed(0)} Hz alone`);
   stalled.ws.terminate();
   reader.client.close();
 });
@@ -100,7 +105,7 @@ test("images and a 1 kHz IMU to one client: the IMU is not starved behind the im
   const sorted = [...seen.latencies].sort((a, b) => a - b);
   const p99 = sorted[Math.floor(sorted.length * 0.99)];
   console.log(`imu beside images: ${hz.toFixed(0)} Hz, latency p50 ${sorted[sorted.length >> 1]} ms, p99 ${p99} ms; ${images} images`);
-  assert.ok(hz > 800, `imu at ${hz.toFixed(0)} Hz`);
+  assert.ok(hz > (sanitized ? 400 : 800), `imu at ${hz.toFixed(0)} Hz`);
   // A hang guard on a loaded 2-core machine, not the benchmark's figure (bench/bridge measures that).
   assert.ok(p99 < 250, `imu p99 ${p99} ms`);
   c.client.close();
