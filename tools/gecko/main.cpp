@@ -38,6 +38,8 @@ const Command commands[] = {
     {"record", "record topics into an MCAP file (-o FILE; docs/RECORDING.md)", gecko::tools::run_record},
     {"play", "publish the messages of MCAP files with their timing (--lockstep: replay a Click run)", gecko::tools::run_play},
     {"bag", "look at MCAP files: info, echo, doctor, recover", gecko::tools::run_bag},
+    {"bridge", "serve the key to browsers and Foxglove: a live page and the Foxglove WebSocket protocol (gecko-bridge)",
+     gecko::tools::run_bridge},
 };
 
 void print_usage(std::FILE* to) {

@@ -1,0 +1,135 @@
+// The bridge's page in headless Chromium (Debian's /usr/bin/chromium driven
+// by playwright-core; no browser is downloaded): it loads from the bridge
+// alone, lists the key's topics, plots a field of a 100 Hz IMU, draws a
+// camera topic's image, and its publish form reaches a C++ subscriber. A
+// screenshot is kept as a test artifact and checked for plot pixels.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inflateSync } from "node:zlib";
+import { Key, npm, program, until } from "./harness.mjs";
+
+const chromiumPath = process.env.GECKO_CHROMIUM || "/usr/bin/chromium";
+let key, bridge, browser;
+
+before(async () => {
+  const { chromium } = npm("playwright-core");
+  key = await Key.start();
+  key.run(program("PUB_IMU_PATH"));      // 100 Hz
+  key.run(program("PUB_CAMERA_PATH"));   // 640x480 at 30 Hz
+  bridge = await key.bridge();
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run"],
+  }).catch((err) => { throw new Error(`cannot start ${chromiumPath} (scripts/install-deps installs chromium): ${err.message}`); });
+});
+
+after(async () => {
+  await browser?.close();
+  await key?.stop();
+});
+
+// The RGBA pixels of a PNG (8-bit RGB or RGBA, not interlaced): what Chromium's screenshots are.
+function decodePng(png) {
+  let at = 8, width = 0, height = 0, colorType = 0;
+  const idat = [];
+  while (at < png.length) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString("ascii", at + 4, at + 8);
+    const data = png.subarray(at + 8, at + 8 + length);
+    if (type === "IHDR") { width = data.readUInt32BE(0); height = data.readUInt32BE(4); colorType = data[9]; }
+    if (type === "IDAT") idat.push(data);
+    at += 12 + length;
+  }
+  const bpp = colorType === 6 ? 4 : 3;
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * bpp;
+  const out = Buffer.alloc(width * height * 4);
+  const prev = Buffer.alloc(stride), cur = Buffer.alloc(stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    raw.copy(cur, 0, y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= bpp ? cur[x - bpp] : 0, b = prev[x], c = x >= bpp ? prev[x - bpp] : 0;
+      let v = cur[x];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) { const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c); v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c; }
+      cur[x] = v & 255;
+    }
+    for (let x = 0; x < width; x++) {
+      out[(y * width + x) * 4] = cur[x * bpp]; out[(y * width + x) * 4 + 1] = cur[x * bpp + 1];
+      out[(y * width + x) * 4 + 2] = cur[x * bpp + 2]; out[(y * width + x) * 4 + 3] = bpp === 4 ? cur[x * bpp + 3] : 255;
+    }
+    cur.copy(prev);
+  }
+  return { width, height, pixels: out };
+}
+
+test("the page lists the topics, plots a 100 Hz field, draws the camera, and publishes to a C++ subscriber", async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const external = [];
+  page.on("request", (r) => { if (!r.url().startsWith(bridge.http)) external.push(r.url()); });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${bridge.http}/`);
+
+  // The topics, live.
+  await page.waitForFunction(() => window.geckoPage.topics.includes("imu") && window.geckoPage.topics.includes("camera"), null, { timeout: 30000 });
+  await page.waitForSelector('tr[data-topic="imu"] td:nth-child(2):has-text("gecko.msgs.Imu")', { timeout: 30000 });
+
+  // Plot accel.x of imu: click the topic, then the field.
+  await page.click('tr[data-topic="imu"]');
+  await page.waitForSelector('span.field[data-path="accel.x"]', { timeout: 30000 });
+  await page.click('span.field[data-path="accel.x"]');
+  await page.waitForFunction(() => window.geckoPage.plotPoints >= 150, null, { timeout: 30000 });
+
+  // The publish form of imu's fields reaches a C++ subscriber.
+  const echo = key.run(program("GECKO_CLI_PATH"), ["echo", "imu", "--json"]);
+  await page.fill('#publish-fields input[name="frame_id"]', "typed-in-the-page");
+  await page.fill('#publish-fields textarea[name="accel"]', '{"x": 0.5, "y": 0.25, "z": 12.5}');
+  await until(async () => {
+    await page.click('#publish button[type="submit"]');
+    return echo.lines.some((l) => l.includes("typed-in-the-page")) || (await new Promise((r) => setTimeout(() => r(false), 300)));
+  }, "gecko echo printing the page's message", 30000);
+  assert.ok(echo.lines.find((l) => l.includes("typed-in-the-page")).includes("12.5"));
+
+  // Screenshot with the plot, kept and checked: the plot's line has pixels of its colour.
+  const artifacts = process.env.GECKO_TEST_ARTIFACTS || tmpdir();
+  mkdirSync(artifacts, { recursive: true });
+  await page.evaluate(() => window.scrollTo(0, 0));  // the form's button scrolled down: the whole plot in view
+  const plotBox = await page.locator("#plot").boundingBox();
+  const shot = await page.screenshot({ fullPage: false });
+  writeFileSync(join(artifacts, "bridge-page-plot.png"), shot);
+  const { width, pixels } = decodePng(shot);
+  let line = 0;
+  for (let y = Math.floor(plotBox.y); y < plotBox.y + plotBox.height; y++)
+    for (let x = Math.floor(plotBox.x); x < plotBox.x + plotBox.width; x++) {
+      const i = (y * width + x) * 4;
+      if (pixels[i] < 80 && pixels[i + 1] > 60 && pixels[i + 1] < 140 && pixels[i + 2] > 140) line++;  // #1a5fb4
+    }
+  assert.ok(line > 50, `the plot in the screenshot has ${line} pixels of its line`);
+
+  // The camera as an image with pixels that are not blank.
+  await page.click('tr[data-topic="camera"]');
+  await page.waitForFunction(() => window.geckoPage.imageFrames >= 3, null, { timeout: 30000 });
+  const distinct = await page.evaluate(() => {
+    const c = document.getElementById("image");
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set();
+    for (let i = 0; i < d.length; i += 4 * 97) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return colours.size;
+  });
+  assert.ok(distinct > 20, `the image has ${distinct} distinct colours`);
+  writeFileSync(join(artifacts, "bridge-page-image.png"), await page.screenshot());
+
+  assert.deepEqual(external, [], "the page loads nothing from elsewhere");
+  assert.deepEqual(errors, [], "no script errors");
+  console.log(`screenshots in ${artifacts}`);
+  await page.close();
+});
