@@ -167,7 +167,7 @@ TEST_CASE("gecko record keeps every message of topics that appear after it, type
     CHECK(mc["stream"]["topics"]["/json/imu"] == 200);
 }
 
-TEST_CASE("a recorder killed with -9 leaves a file read up to its last second; bag recover completes it for both readers",
+TEST_CASE("a recorder killed with -9 leaves a file read up to its last second, and bag recover completes it for both readers",
           "[bag][record]") {
     Key k;
     Scratch dir;

@@ -202,7 +202,7 @@ TEST_CASE("a corrupted chunk is skipped and said, the chunks after it are read",
     }
 }
 
-TEST_CASE("unknown and private records are skipped; a message before its channel is skipped and said", "[bag]") {
+TEST_CASE("unknown and private records are skipped, and a message before its channel is skipped and said", "[bag]") {
     Scratch dir;
     Build f;
     f.header();
@@ -290,7 +290,7 @@ TEST_CASE("lengths that lie are refused with the offset and record kind, without
     }
 }
 
-TEST_CASE("channels and schemas keep their ids when copied; conflicting ids are refused", "[bag]") {
+TEST_CASE("channels and schemas keep their ids when copied, and conflicting ids are refused", "[bag]") {
     Scratch dir;
     bag::Writer w(dir.path("ids.mcap"));
     w.add_schema(bag::Schema{9, "T", "jsonschema", {'{', '}'}});

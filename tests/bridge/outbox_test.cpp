@@ -43,7 +43,7 @@ TEST_CASE("subscriptions take turns by bytes: a large one does not starve a smal
     CHECK(small_before_second_large == 60);  // all the small ones fit in one large one's bytes
 }
 
-TEST_CASE("depth bounds a queue, oldest dropped; depth 1 is latest-wins", "[bridge][outbox]") {
+TEST_CASE("depth bounds a queue, oldest dropped, and depth 1 is latest-wins", "[bridge][outbox]") {
     Outbox box;
     box.open(1, 3);
     box.open(2, 1);
