@@ -45,7 +45,7 @@ struct Build {
     Bytes b;
     Build() { b.assign(bag::magic, bag::magic + 8); }
     void le(std::uint64_t v, int n) {
-        for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+        for (int i = 0; i < n; ++i) b.push_back(i < 8 ? static_cast<std::uint8_t>(v >> (8 * i)) : 0);  // n may exceed 8
     }
     void str(const std::string& s) {
         le(s.size(), 4);

@@ -287,7 +287,9 @@ TEST_CASE("list answers a peer never reads cost the core bounded memory, and are
         const long grown_kb = figures_of(core.proc.pid()).rss_kb - rss0;
         WARN("item 10 (second round): " << asks << " list requests of ~2 MB answers never read: core RSS +"
                                         << grown_kb / 1024 << " MiB, answers dropped " << dropped);
-        CHECK(grown_kb < 40 * 1024);  // 8 MiB per connection, plus one answer and socket buffers
+        // 8 MiB per connection, plus one answer and socket buffers; not under
+        // ASan, whose quarantine keeps what the core freed (the drops still count).
+        if (!sanitized) CHECK(grown_kb < 40 * 1024);
         CHECK(dropped + 20 >= asks);
     }
     CHECK(core.proc.running());
