@@ -85,7 +85,7 @@ void value_json(std::string& out, const wire::Value& v) {
         case Type::bin: {
             const auto b = *v.as_bin();
             out += '"';
-            out += wire::base64_encode(b.data(), b.size());
+            wire::append_base64(out, b.data(), b.size());
             out += '"';
             return;
         }

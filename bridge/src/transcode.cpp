@@ -10,29 +10,6 @@ namespace gecko::bridge {
 
 namespace {
 
-void append_base64(std::string& out, const std::uint8_t* data, std::size_t size) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const std::size_t start = out.size();
-    out.resize(start + 4 * ((size + 2) / 3));
-    char* at = out.data() + start;
-    std::size_t i = 0;
-    for (; i + 3 <= size; i += 3) {
-        const std::uint32_t v = std::uint32_t(data[i]) << 16 | std::uint32_t(data[i + 1]) << 8 | data[i + 2];
-        *at++ = alphabet[v >> 18];
-        *at++ = alphabet[(v >> 12) & 63];
-        *at++ = alphabet[(v >> 6) & 63];
-        *at++ = alphabet[v & 63];
-    }
-    if (i < size) {
-        std::uint32_t v = std::uint32_t(data[i]) << 16;
-        if (i + 1 < size) v |= std::uint32_t(data[i + 1]) << 8;
-        *at++ = alphabet[v >> 18];
-        *at++ = alphabet[(v >> 12) & 63];
-        *at++ = i + 1 < size ? alphabet[(v >> 6) & 63] : '=';
-        *at++ = '=';
-    }
-}
-
 void append_value(std::string& out, const wire::Value& v) {
     switch (v.type()) {
         case wire::Type::nil: out += "null"; return;
@@ -52,7 +29,7 @@ void append_value(std::string& out, const wire::Value& v) {
         case wire::Type::bin: {
             const auto b = *v.as_bin();
             out += '"';
-            append_base64(out, b.data(), b.size());
+            wire::append_base64(out, b.data(), b.size());
             out += '"';
             return;
         }

@@ -9,19 +9,31 @@ namespace {
 constexpr char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 }
 
+void append_base64(std::string& out, const std::uint8_t* data, std::size_t size) {
+    const std::size_t start = out.size();
+    out.resize(start + 4 * ((size + 2) / 3));
+    char* at = out.data() + start;
+    std::size_t i = 0;
+    for (; i + 3 <= size; i += 3) {
+        const std::uint32_t v = std::uint32_t(data[i]) << 16 | std::uint32_t(data[i + 1]) << 8 | data[i + 2];
+        *at++ = b64_alphabet[v >> 18];
+        *at++ = b64_alphabet[(v >> 12) & 63];
+        *at++ = b64_alphabet[(v >> 6) & 63];
+        *at++ = b64_alphabet[v & 63];
+    }
+    if (i < size) {
+        std::uint32_t v = std::uint32_t(data[i]) << 16;
+        if (i + 1 < size) v |= std::uint32_t(data[i + 1]) << 8;
+        *at++ = b64_alphabet[v >> 18];
+        *at++ = b64_alphabet[(v >> 12) & 63];
+        *at++ = i + 1 < size ? b64_alphabet[(v >> 6) & 63] : '=';
+        *at++ = '=';
+    }
+}
+
 std::string base64_encode(const std::uint8_t* data, std::size_t size) {
     std::string out;
-    out.reserve((size + 2) / 3 * 4);
-    for (std::size_t i = 0; i < size; i += 3) {
-        const std::uint32_t b0 = data[i];
-        const std::uint32_t b1 = i + 1 < size ? data[i + 1] : 0;
-        const std::uint32_t b2 = i + 2 < size ? data[i + 2] : 0;
-        const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
-        out += b64_alphabet[(v >> 18) & 63];
-        out += b64_alphabet[(v >> 12) & 63];
-        out += i + 1 < size ? b64_alphabet[(v >> 6) & 63] : '=';
-        out += i + 2 < size ? b64_alphabet[v & 63] : '=';
-    }
+    append_base64(out, data, size);
     return out;
 }
 
