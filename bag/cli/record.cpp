@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -97,7 +98,10 @@ public:
                 if (info.topic.empty()) return;  // no directory names it: cannot be filed under a topic
                 maybe_split();
                 const std::uint16_t ch = channel_for(info);
-                const auto log_time = static_cast<Timestamp>(info.receive_time_ns);
+                // Frames of different publishers are stamped on arrival by different links, so they can
+                // reach this loop a little out of order; MCAP readers expect log times that never go back.
+                const auto log_time = std::max(static_cast<Timestamp>(info.receive_time_ns), last_log_time_);
+                last_log_time_ = log_time;
                 const auto publish_time = info.send_time_ns > 0 ? static_cast<Timestamp>(info.send_time_ns) : log_time;
                 const auto seq = static_cast<std::uint32_t>(info.sequence);
                 writer_->write(ch, seq, log_time, publish_time, view.payload, view.size);
@@ -156,7 +160,7 @@ private:
         m["command"] = s_.command_line;
         m["topics"] = describe_filter();
         m["split_index"] = std::to_string(file_index_);
-        m["time"] = "log_time: when the recorder received the message; publish_time: the publisher's send time; "
+        m["time"] = "log_time: when the recorder received the message (never earlier than the message before it); publish_time: the publisher's send time; "
                     "both ns since the Unix epoch. sequence: the publisher's sequence number (low 32 bits)";
         m["msgpack_ext_types"] = "none: Gecko messages use no msgpack extension types";
         writer_->add_metadata({keys::file_record, m});
@@ -281,6 +285,7 @@ private:
     TopicCount total_;
     std::uint64_t reported_lost_ = ~std::uint64_t{0};
     std::uint64_t untranscodable_ = 0;
+    Timestamp last_log_time_ = 0;
     ProgressLine progress_;
 };
 
