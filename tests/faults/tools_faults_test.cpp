@@ -256,7 +256,8 @@ TEST_CASE("an error a core answers with is printed escaped by the tools", "[faul
 
 TEST_CASE("gecko list reads a table larger than one answer of the core, page by page", "[faults][item4][tools]") {
     const auto key = unique_key("pages");
-    auto core = start_core(key);
+    // These nodes heartbeat once; a long lease keeps them while a slow (sanitized, loaded) list reads every page.
+    auto core = start_core(key, {"--lease", "600000"});
     // 4 nodes x 1,000 topics with 250-byte names, each node with 8 long
     // locators (repeated in every entity of the answer): ~10 MiB of table.
     const std::size_t per_node = 1000;
