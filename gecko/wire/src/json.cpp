@@ -88,7 +88,7 @@ namespace {
 // as "{...}" or "[...]": each level of keys within keys would escape the
 // quotes and backslashes of the one inside again, doubling them, so that 30
 // levels of forged input would print gigabytes.
-void write_json(std::string& out, const Value& value, bool in_key) {
+void write_json(std::string& out, const Value& value, bool in_key, const JsonOptions& options) {
     switch (value.type()) {
         case Type::nil: out += "null"; return;
         case Type::boolean: out += *value.as_bool() ? "true" : "false"; return;
@@ -107,15 +107,15 @@ void write_json(std::string& out, const Value& value, bool in_key) {
         case Type::str: append_json_string(out, *value.as_str()); return;
         case Type::bin: {
             const BytesView bytes = *value.as_bin();
-            out += "{\"$bin\":\"";
-            out += base64_encode(bytes.data(), bytes.size());
-            out += "\"}";
+            out += options.bin_as_base64_string ? "\"" : "{\"$bin\":\"";
+            append_base64(out, bytes.data(), bytes.size());
+            out += options.bin_as_base64_string ? "\"" : "\"}";
             return;
         }
         case Type::ext: {
             const Reader::Ext ext = *value.as_ext();
             out += "{\"$ext\":" + std::to_string(ext.type) + ",\"$data\":\"";
-            out += base64_encode(ext.data.data(), ext.data.size());
+            append_base64(out, ext.data.data(), ext.data.size());
             out += "\"}";
             return;
         }
@@ -125,7 +125,7 @@ void write_json(std::string& out, const Value& value, bool in_key) {
             for (const Value& item : value.items()) {
                 if (!first) out += ',';
                 first = false;
-                write_json(out, item, in_key);
+                write_json(out, item, in_key, options);
             }
             out += ']';
             return;
@@ -142,11 +142,11 @@ void write_json(std::string& out, const Value& value, bool in_key) {
                     out += key.type() == Type::map ? "\"{...}\"" : "\"[...]\"";
                 } else {
                     std::string key_json;
-                    write_json(key_json, key, true);
+                    write_json(key_json, key, true, options);
                     append_json_string(out, key_json);
                 }
                 out += ':';
-                write_json(out, item, in_key);
+                write_json(out, item, in_key, options);
             }
             out += '}';
             return;
@@ -156,7 +156,7 @@ void write_json(std::string& out, const Value& value, bool in_key) {
 
 }  // namespace
 
-void append_json(std::string& out, const Value& value) { write_json(out, value, false); }
+void append_json(std::string& out, const Value& value, const JsonOptions& options) { write_json(out, value, false, options); }
 
 std::string to_json(const Value& value) {
     std::string out;

@@ -34,8 +34,17 @@
 
 namespace gecko::wire {
 
+/// How append_json writes what JSON has no form for.
+struct JsonOptions {
+    /// A bin as `{"$bin": "<base64>"}` (unset: json_to_msgpack reads it back
+    /// as bin), or as a bare base64 string (set: what Foxglove's `json` message
+    /// encoding and a JSON Schema's `"contentEncoding": "base64"` expect, and
+    /// what json_schema_of() describes).
+    bool bin_as_base64_string{false};
+};
+
 /// Appends `value` as compact one-line JSON.
-void append_json(std::string& out, const Value& value);
+void append_json(std::string& out, const Value& value, const JsonOptions& options = {});
 std::string to_json(const Value& value);
 /// Value::parse() then to_json().
 /// @throws DecodeError if the bytes are not exactly one msgpack value.
