@@ -13,11 +13,11 @@
 
 namespace gecko::bag::cli {
 
-/// The JSON Schema of `type_name` in `schema` ({"type": "object"} when the schema does not have it).
+/// The JSON Schema of `type_name` in `schema` (wire::json_schema_of; any object when the schema does not have it).
 std::string json_schema(const wire::Schema* schema, const std::string& type_name);
 
-/// One msgpack value as JSON: bin as a base64 string, NaN and infinities
-/// null, ext null, non-str keys as their JSON text.
+/// One msgpack value as JSON (wire::append_json): bin as a base64 string,
+/// NaN and infinities null, non-str keys as their JSON text.
 /// @throws gecko::Error (Errc::decode) if the bytes are not one msgpack value.
 void transcode_to_json(const std::uint8_t* msgpack, std::size_t size, std::string& out);
 
