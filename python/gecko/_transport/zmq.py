@@ -18,6 +18,7 @@ import zmq
 
 from .. import wire
 from ..errors import Error
+from ..names import locator_problem
 
 # Plain ints: pyzmq's constants are enums, and an enum's & is a Python call.
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -213,6 +214,11 @@ class ZmqInPort:
         self.handle = self._sub
 
     def connect(self, locator):
+        why = locator_problem(locator)  # it came from another node, or a core
+        if not why and locator.partition("://")[0] not in self.schemes:
+            why = "not a ZeroMQ locator"
+        if why:
+            return why
         try:
             self._sub.connect(locator)
         except zmq.ZMQError as e:
