@@ -9,7 +9,11 @@ filter, as C++ gecko/wire/names.hpp (docs/PROTOCOL.md §1):
   characters ('/' included, the empty run too) and '?' any one character.
 """
 
+import socket
+
 from .errors import Error
+
+MAX_LOCATOR = 256
 
 
 def check_printable(name, what, limit=256):
@@ -49,6 +53,50 @@ def type_name_problem(name):
         check_type(name)
     except Error as e:
         return str(e)
+    return ""
+
+
+def _is_numeric_host(host):
+    bracketed = len(host) > 2 and host[0] == "[" and host[-1] == "]"
+    try:
+        socket.inet_pton(socket.AF_INET6 if bracketed else socket.AF_INET, host[1:-1] if bracketed else host)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def locator_problem(locator):
+    """"" if another node's `locator` may be handed to a transport, else why
+    not (C++ wire::check_locator). A tcp host is an address, never a name:
+    libzmq would resolve a name on its one I/O thread, and every link of the
+    process would wait while a DNS server does not answer."""
+    if not isinstance(locator, str) or not locator or len(locator.encode("utf-8", "surrogateescape")) > MAX_LOCATOR:
+        return "a locator is 1-%d bytes" % MAX_LOCATOR
+    if any(ord(c) <= 0x20 or ord(c) >= 0x7F for c in locator):
+        return "a locator is printable ASCII without spaces"
+    scheme, sep, rest = locator.partition("://")
+    if not sep:
+        return "a locator is SCHEME://ADDRESS"
+    if not rest:
+        return "the locator has no address"
+    if scheme == "ipc":
+        return "" if len(rest) <= 107 else "an ipc path is at most 107 bytes"
+    if scheme in ("inproc", "mem", "shm"):
+        return ""
+    if scheme != "tcp":
+        return "unknown scheme '%s' (tcp, ipc, inproc, mem, shm)" % scheme
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host:
+        return "tcp://HOST:PORT needs a host and a port"
+    if host in ("*", "0.0.0.0"):
+        return "tcp host is a wildcard; a locator names an address others can reach"
+    if not _is_numeric_host(host):
+        return ("tcp host '%s' is not a numeric address (IPv4 a.b.c.d, or IPv6 in brackets); locators name no "
+                "host names" % host)
+    if not port or len(port) > 5 or not port.isdigit() or not port.isascii():
+        return "tcp port is not a number"
+    if not 1 <= int(port) <= 65535:
+        return "tcp port is not 1-65535"
     return ""
 
 

@@ -8,6 +8,17 @@ from . import env as envmod
 from .errors import Error
 
 _SHM_MODES = ("auto", "off", "require")  # NodeOptions::shared_memory, GECKO_SHM
+_BYTE_SHIFTS = {"": 0, "K": 10, "M": 20, "G": 30}
+
+
+def parse_bytes(name, value):
+    """A byte count as C++ nodes read it: digits, then K, M or G (e.g. 32M), up to 1 TiB."""
+    digits = value[:len(value) - len(value.lstrip("0123456789"))] if value[:1].isdigit() else ""
+    suffix = value[len(digits):]
+    if not digits or not digits.isascii() or suffix not in _BYTE_SHIFTS or int(digits) > (1 << 40) >> _BYTE_SHIFTS[suffix]:
+        raise Error("invalid_argument", "%s='%s': expected bytes, or with K, M or G (e.g. 32M); 0: no bound"
+                    % (name, value))
+    return int(digits) << _BYTE_SHIFTS[suffix]
 
 
 class Options:
@@ -17,7 +28,7 @@ class Options:
                  discovery=True, lease=3.0, find_timeout=1.5, ipc_directory="", tcp_address="0.0.0.0",
                  transports=("inproc", "ipc", "tcp"), peers=(), send_queue=1000, receive_queue=1000,
                  max_message_size=64 << 20, shared_memory="auto", shm_directory="/dev/shm", shm_group=False,
-                 spin=0):
+                 spin=0, send_queue_bytes=8 << 20):
         self.key = key
         self.name = name
         self.core = core
@@ -31,6 +42,9 @@ class Options:
         self.transports = tuple(transports)
         self.peers = tuple(peers)
         self.send_queue = send_queue
+        if not isinstance(send_queue_bytes, int) or send_queue_bytes < 0:
+            raise Error("invalid_argument", "send_queue_bytes=%r: expected bytes, 0 for no bound" % (send_queue_bytes,))
+        self.send_queue_bytes = send_queue_bytes  # bytes queued per subscriber node before drops (GECKO_SEND_QUEUE_BYTES)
         self.receive_queue = receive_queue
         self.max_message_size = max_message_size
         if shared_memory not in _SHM_MODES:
@@ -63,6 +77,8 @@ class Options:
             except ValueError:
                 raise Error("invalid_argument", "GECKO_SPIN_US='%s': expected microseconds, 0 to 1000000"
                             % env("GECKO_SPIN_US"))
+        if env("GECKO_SEND_QUEUE_BYTES"):
+            o["send_queue_bytes"] = parse_bytes("GECKO_SEND_QUEUE_BYTES", env("GECKO_SEND_QUEUE_BYTES"))
         if env("GECKO_TRANSPORTS"):
             o["transports"] = [t.strip() for t in env("GECKO_TRANSPORTS").split(",") if t.strip()]
         for k, v in overrides.items():

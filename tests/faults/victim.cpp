@@ -4,7 +4,7 @@
 //
 //   gecko_fault_victim sub   --topic T [--depth N] [--max-publishers N] [--report-ms MS]
 //   gecko_fault_victim serve --service S
-//   gecko_fault_victim pub   --topic T [--rate HZ]
+//   gecko_fault_victim pub   --topic T [--rate HZ] [--size BYTES]
 //   gecko_fault_victim client --service S --timeout-ms MS     (one call, then "call ..." and exit)
 //   plus the node's own flags (--key K --core ADDR --no-discovery --no-multicast ...).
 //
@@ -40,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
     std::string role, topic = "victim", service = "victim";
-    long depth = 16, max_publishers = 1024, report_ms = 0, timeout_ms = 5000;
+    long depth = 16, max_publishers = 1024, report_ms = 0, timeout_ms = 5000, size = 8;
     double rate = 200;
 };
 
@@ -56,6 +56,7 @@ Args parse(int argc, char** argv) {
         else if (k == "--report-ms") a.report_ms = std::atol(argv[++i]);
         else if (k == "--timeout-ms") a.timeout_ms = std::atol(argv[++i]);
         else if (k == "--rate") a.rate = std::atof(argv[++i]);
+        else if (k == "--size") a.size = std::atol(argv[++i]);
     }
     return a;
 }
@@ -174,14 +175,21 @@ int run_pub(gecko::Node& node, const Args& a) {
     std::atomic<bool> stop{false};
     std::thread writer([&] {
         gecko::Rate rate(a.rate);
+        // The message's first 8 bytes are its number; the rest is filler.
+        gecko::msgs::Bytes m;
+        m.data.assign(static_cast<std::size_t>(std::max(8L, a.size)), 0x5a);
         for (std::uint64_t i = 1; !stop && gecko::ok(); ++i) {
-            gecko::msgs::Bytes m;
-            for (int b = 0; b < 8; ++b) m.data.push_back(static_cast<std::uint8_t>(i >> (8 * b)));
+            for (int b = 0; b < 8; ++b) m.data[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(i >> (8 * b));
             pub.publish(m);
             rate.sleep();
         }
     });
-    const int rc = serve_commands([&] { return "stats sent=" + u(pub.stats().messages) + " " + process_figures(); },
+    const int rc = serve_commands(
+        [&] {
+            const auto s = pub.stats();
+            return "stats sent=" + u(s.messages) + " dropped=" + u(s.dropped) + " subscribers=" + u(s.subscribers) + " " +
+                   process_figures();
+        },
                                   [&](const std::string& l) { node.connect(l); });
     stop = true;
     writer.join();
@@ -213,7 +221,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
         const std::string k = argv[i];
         const bool ours = k == "--topic" || k == "--service" || k == "--depth" || k == "--max-publishers" ||
-                          k == "--report-ms" || k == "--timeout-ms" || k == "--rate";
+                          k == "--report-ms" || k == "--timeout-ms" || k == "--rate" || k == "--size";
         if (ours && i + 1 < argc) {
             ++i;
             continue;

@@ -89,3 +89,37 @@ def test_zip_bomb_is_bounded():
     bomb = zlib.compress(bytes(64 << 20))   # 64 MiB of zeros in ~64 KiB
     with pytest.raises(wire.FrameError):
         wire.inflate(bomb, 1000)
+
+
+def test_a_locator_naming_a_host_is_skipped_with_a_reason(peer, log_lines):
+    # Issue 25, item 6: libzmq resolves a host name on its one I/O thread (5 s
+    # per try while a DNS server does not answer), which stalls every link of
+    # the process. Like the C++ node, the Python node hands libzmq numeric
+    # hosts only, whoever gave it the locator (a core, Node.connect).
+    node, xpub = peer
+    sub = node.subscriber("value", Float64, depth=64)
+    for bad in ("tcp://gecko-no-such-host.invalid:5555", "tcp://*:5555", "tcp://127.0.0.1:0", "tcp://::1:5555"):
+        node.connect(bad)
+    node.connect(xpub.getsockopt_string(zmq.LAST_ENDPOINT))
+    ch = wire.channel_of(KEY, "value")
+    wait_subscribed(xpub, ch)
+    xpub.send(frame(ch, gecko.encode(Float64(4.5)), 1))
+    assert sub.receive(timeout=5.0) == Float64(4.5)
+    said = [text for level, text in log_lines if "gecko-no-such-host.invalid" in text]
+    assert said and "is not a numeric address" in said[0], log_lines
+    assert not any(level == "ERROR" for level, _ in log_lines), log_lines
+    assert "tcp://gecko-no-such-host.invalid:5555" not in node._inbound.connections
+
+
+@pytest.mark.parametrize("locator,problem", [
+    ("tcp://127.0.0.1:5555", ""), ("tcp://[::1]:5555", ""), ("ipc:///tmp/gecko-x.sock", ""), ("inproc://gecko-1", ""),
+    ("tcp://robot.local:5555", "is not a numeric address"), ("tcp://::1:5555", "is not a numeric address"),
+    ("tcp://1.2.3:5555", "is not a numeric address"), ("tcp://*:5555", "wildcard"), ("tcp://0.0.0.0:5555", "wildcard"),
+    ("tcp://127.0.0.1:0", "1-65535"), ("tcp://127.0.0.1:http", "not a number"), ("tcp://127.0.0.1", "needs a host"),
+    ("ipc://" + "/x" * 60, "at most 107"), ("tcp://127.0.0.1:5555 ", "printable"), ("udp://1.2.3.4:5", "unknown scheme"),
+    ("", "1-256 bytes"), ("tcp://" + "1" * 300, "1-256 bytes"),
+])
+def test_locator_problem_is_the_cpp_check(locator, problem):
+    from gecko.names import locator_problem
+    why = locator_problem(locator)
+    assert (problem in why) if problem else why == "", why

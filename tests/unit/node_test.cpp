@@ -104,6 +104,21 @@ TEST_CASE("NodeOptions::from_env reads the shared-memory variables, and refuses 
     }
 }
 
+TEST_CASE("NodeOptions::from_env reads the byte budget of ZeroMQ links, and refuses what it cannot mean", "[node]") {
+    {
+        ScopedEnv env{{"GECKO_SEND_QUEUE_BYTES", nullptr}};
+        CHECK(gecko::NodeOptions::from_env().send_queue_bytes == std::size_t(8) << 20);
+    }
+    for (const auto& [value, bytes] : {std::pair<const char*, std::size_t>{"0", 0}, {"65536", 1 << 16}, {"32M", 32 << 20}}) {
+        ScopedEnv env{{"GECKO_SEND_QUEUE_BYTES", value}};
+        CHECK(gecko::NodeOptions::from_env().send_queue_bytes == bytes);
+    }
+    for (const char* value : {"-1", "8MB", "lots"}) {
+        ScopedEnv env{{"GECKO_SEND_QUEUE_BYTES", value}};
+        CHECK_THROWS_WITH(gecko::NodeOptions::from_env(), Catch::Contains("GECKO_SEND_QUEUE_BYTES"));
+    }
+}
+
 TEST_CASE("NodeOptions::from_args puts flags over the environment, beside the program's own options", "[node]") {
     ScopedEnv env{{"GECKO_KEY", "from-env"}, {"GECKO_NODE", nullptr}, {"GECKO_NO_MULTICAST", nullptr}};
     const char* argv[] = {"prog", "--count", "5", "--key", "dalek", "--core", "10.0.0.2", "--no-multicast"};

@@ -143,7 +143,10 @@ int run_pub(const Args& args) {
     install_signal_handlers();
     NodeOptions node_options = connection.node;
     node_options.linger = std::chrono::milliseconds(2000);  // the last message still goes out as the tool exits
-    if (lines) node_options.send_queue = 100000;            // a file is sent at once: queue it rather than drop
+    if (lines) {  // a file is sent at once: queue it rather than drop (its lines are in memory anyway)
+        node_options.send_queue = 100000;
+        node_options.send_queue_bytes = 0;
+    }
     Node node(node_options);
     auto publisher = node.raw_publisher(topic, type);
     const bool heard = publisher.wait_for_subscribers(1, std::chrono::milliseconds(static_cast<long>(wait_s * 1000)));

@@ -115,6 +115,16 @@ struct NodeOptions {
     /// there is counted by its subscriber as a drop.
     int send_queue = 1000;
     int receive_queue = 1000;
+    /// Bytes queued per link to each other node before frames are dropped
+    /// (GECKO_SEND_QUEUE_BYTES, e.g. 32M): ZeroMQ counts its queues in
+    /// frames, so a subscriber that stops reading 1 MiB frames would hold
+    /// 1,000 MiB of this node's memory. With this bound, the frames queued
+    /// for one node take at most this many bytes (plus the frame being
+    /// written); past it that node loses frames, counted as drops by its
+    /// subscribers, and the others are not slowed. Raise it for large
+    /// messages sent in bursts (8 MiB holds seven 1 MiB frames); 0: frames
+    /// only (send_queue). Shared memory has its own bound (shared_memory_size).
+    std::size_t send_queue_bytes = 8u << 20;
     /// Frames above this many bytes are refused where they arrive: a link that
     /// sends one is dropped by the transport before the frame is read whole
     /// (and comes back by itself). Subscribers may set a lower limit each.
@@ -126,7 +136,7 @@ struct NodeOptions {
     /// Options from the environment: GECKO_KEY, GECKO_NODE, GECKO_CORE,
     /// GECKO_MULTICAST, GECKO_INTERFACE, GECKO_NO_MULTICAST, GECKO_DISCOVERY,
     /// GECKO_IPC_DIR, GECKO_TCP_ADDRESS, GECKO_TRANSPORTS, GECKO_SHM, GECKO_SHM_GROUP, GECKO_SHM_SIZE,
-    /// GECKO_SPIN_US. The booleans take gecko::parse_flag's values (gecko/options.hpp).
+    /// GECKO_SEND_QUEUE_BYTES, GECKO_SPIN_US. The booleans take gecko::parse_flag's values (gecko/options.hpp).
     /// @throws gecko::Error (Errc::invalid_argument) naming a variable whose value is malformed.
     static NodeOptions from_env();
 

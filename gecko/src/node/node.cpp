@@ -118,6 +118,11 @@ NodeOptions NodeOptions::from_env() {
         if (!bytes) checked("GECKO_SHM_SIZE", v, "expected bytes, or with K, M or G (e.g. 64M); 0: no bound");
         o.shared_memory_size = *bytes;
     }
+    if (auto v = env("GECKO_SEND_QUEUE_BYTES"); !v.empty()) {
+        const auto bytes = parse_bytes(v);
+        if (!bytes) checked("GECKO_SEND_QUEUE_BYTES", v, "expected bytes, or with K, M or G (e.g. 32M); 0: no bound");
+        o.send_queue_bytes = *bytes;
+    }
     if (auto v = env("GECKO_SPIN_US"); !v.empty()) {
         char* end = nullptr;
         errno = 0;

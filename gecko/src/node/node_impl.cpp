@@ -65,6 +65,7 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.ipc_directory = options_.ipc_directory;
     po.tcp_address = options_.tcp_address;
     po.send_queue = options_.send_queue;
+    po.send_queue_bytes = options_.send_queue_bytes;
     po.receive_queue = options_.receive_queue;
     po.max_message_size = options_.max_message_size;
     po.linger = options_.linger;

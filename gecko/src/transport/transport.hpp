@@ -72,6 +72,8 @@ struct PortOptions {
     std::string tcp_address;      ///< address tcp:// binds to ("0.0.0.0")
     std::vector<std::string> listen;  ///< exact locators to bind (their schemes must be this transport's); empty: automatic
     int send_queue = 1000;        ///< frames queued per remote subscriber before drops
+    /// Bytes queued per remote subscriber before drops (ZeroMQ; 0: frames only).
+    std::size_t send_queue_bytes = 8u << 20;
     int receive_queue = 1000;     ///< frames queued per remote publisher before drops
     std::size_t max_message_size = 64u << 20;  ///< frames above this are refused on arrival
     std::chrono::milliseconds linger{200};     ///< how long unsent frames may still go out when the node closes

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -27,13 +26,11 @@
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/wire/frame.hpp"
 #include "gecko/wire/names.hpp"
+#include "transport/zmq_send_budget.hpp"
 
 namespace gecko::detail {
 namespace {
 
-// Frames above this are handed to ZeroMQ without a copy; below it a copy is
-// cheaper than the allocation it saves.
-constexpr std::size_t zero_copy_threshold = 64 * 1024;
 // sun_path holds 108 bytes including the terminating zero.
 constexpr std::size_t max_ipc_path = sizeof(sockaddr_un::sun_path) - 1;
 
@@ -112,10 +109,14 @@ void remove_stale_ipc_files(const std::string& directory) {
 
 class ZmqOutPort final : public OutPort {
 public:
-    ZmqOutPort(zmq::context_t& context, const PortOptions& o, const std::vector<std::string>& schemes) {
+    ZmqOutPort(zmq::context_t& context, const PortOptions& o, const std::vector<std::string>& schemes)
+        : budget_(o.send_queue_bytes, o.send_queue) {
         net::SocketOptions so;
         so.linger = o.linger;
-        so.send_queue = o.send_queue;
+        // Connections made from now on start with this mark; send() and
+        // drain_events() hold them to the byte budget (zmq_send_budget.hpp).
+        so.send_queue = budget_.initial_mark();
+        mark_ = so.send_queue;
         // Subscriptions in are never dropped: a full queue would lose one
         // silently, and that subscriber would get nothing from us for good
         // (a burst of subscribers coming and going fills 1,000 quickly). The
@@ -163,20 +164,24 @@ public:
     std::vector<std::string> locators() const override { return bound_; }
 
     SendResult send(Buffer& frame) override {
-        const std::size_t size = frame.size();
-        bool sent;
-        if (size < zero_copy_threshold) {
-            sent = socket_.send(zmq::const_buffer(frame.data(), size), zmq::send_flags::dontwait).has_value();
-        } else {
-            zmq::message_t message(frame.release(), size, [](void* data, void*) { std::free(data); }, nullptr);
-            sent = socket_.send(message, zmq::send_flags::dontwait).has_value();
-        }
+        const int mark = budget_.mark_for(frame.size());
+        // A connection ZeroMQ accepted since the mark was last set has the
+        // initial mark; asking for events attaches it (and reads its
+        // subscriptions): set the mark again before it can get a frame.
+        if (mark != mark_ || (mark != budget_.initial_mark() && (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN)))
+            apply_mark(mark);
+        zmq::message_t message = budget_.message(frame);
+        // A peer whose queue is at the mark does not get it: ZeroMQ says
+        // nothing of that here, its subscriber counts the gap as drops.
+        const bool sent = socket_.send(message, zmq::send_flags::dontwait).has_value();
         return SendResult{sent, 0};
     }
 
     void drain_events(FunctionRef<void(const PortEvent&)> on) override {
         zmq::message_t m;
+        bool heard = false;
         for (int budget = 4096; budget > 0 && socket_.recv(m, zmq::recv_flags::dontwait); --budget) {
+            heard = true;
             if (m.size() < 1) continue;
             const auto* bytes = static_cast<const char*>(m.data());
             // 0x01 + prefix: subscribe; 0x00 + prefix: unsubscribe. Plain data
@@ -185,6 +190,9 @@ public:
             if (!who) continue;
             on(PortEvent{bytes[0] == 1, std::move(*who)});
         }
+        // A connection ZeroMQ accepted since the mark was last set started
+        // with the initial mark; one that subscribed is attached by now.
+        if (heard && mark_ != budget_.initial_mark()) apply_mark(mark_);
     }
 
     bool events_pending() override { return (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0; }
@@ -194,6 +202,15 @@ public:
     }
 
 private:
+    // ZeroMQ sets the mark of every connection it has (zmq_setsockopt,
+    // ZMQ_SNDHWM): the socket's, and its peer's side.
+    void apply_mark(int mark) {
+        socket_.set(zmq::sockopt::sndhwm, mark);
+        mark_ = mark;
+    }
+
+    ZmqSendBudget budget_;
+    int mark_ = 0;  // ZMQ_SNDHWM as last set
     zmq::socket_t socket_;
     std::vector<std::string> bound_;
     std::string ipc_directory_;  // where we bound an automatic ipc socket (tidy() looks there)

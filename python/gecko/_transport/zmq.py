@@ -18,6 +18,7 @@ import zmq
 
 from .. import wire
 from ..errors import Error
+from ..names import locator_problem
 
 # Plain ints: pyzmq's constants are enums, and an enum's & is a Python call.
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -76,11 +77,47 @@ def _sanitize(text, limit):
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:limit]
 
 
+class _SendBudget:
+    """Holds what the XPUB queues for each peer to `nbytes` (C++
+    gecko/src/transport/zmq_send_budget.hpp, where the reasoning is): ZeroMQ
+    counts a peer's queue in frames, so before each frame the high-water mark
+    is set to the budget divided by the largest frame ZeroMQ may still hold.
+    Frames of more than nbytes / frames bytes are sent tracked (pyzmq's
+    MessageTracker says when ZeroMQ let go of them)."""
+
+    def __init__(self, nbytes, frames):
+        self.bytes = nbytes
+        self.initial = frames                       # ZMQ_SNDHWM without the budget (0: no bound)
+        self.cap = frames if frames > 0 else 2 ** 31 - 1
+        self.untracked = nbytes // self.cap         # frames this small need no accounting
+        self.mark = self.cap
+        self._held = []                             # [(size, tracker)] of tracked frames
+
+    def accounted(self, size):
+        return self.bytes > 0 and size > self.untracked
+
+    def mark_for(self, size):
+        """The mark the socket must have to send a frame of `size` bytes."""
+        if self.bytes > 0 and (size > self.untracked or self.mark < self.cap):
+            self._held = held = [h for h in self._held if not h[1].done]
+            largest = max(size, self.untracked, 1, max((h[0] for h in held), default=0))
+            wanted = min(self.cap, max(1, self.bytes // largest))
+            # Down at once; up by a quarter at least, or back to the cap.
+            if wanted < self.mark or wanted == self.cap or wanted >= self.mark + self.mark // 4 + 1:
+                self.mark = wanted
+        return 0 if self.mark == self.cap and self.initial <= 0 else self.mark
+
+    def hold(self, size, tracker):
+        self._held.append((size, tracker))
+
+
 class ZmqOutPort:
     """The node's out-port. Not thread-safe: the node serialises it."""
 
     def __init__(self, options, session):
         o = options
+        self._budget = _SendBudget(o.send_queue_bytes, o.send_queue)
+        self._mark = o.send_queue
         self._xpub = context().socket(zmq.XPUB)
         self._xpub.setsockopt(zmq.XPUB_VERBOSER, 1)
         self._xpub.setsockopt(zmq.SNDHWM, o.send_queue)
@@ -105,10 +142,23 @@ class ZmqOutPort:
             self.locators.append(self._xpub.getsockopt_string(zmq.LAST_ENDPOINT))
 
     def send(self, frame):
-        """False if the frame was not sent (the queue towards a subscriber is full, or the port closed)."""
+        """False if the frame was not sent (the port closed). A subscriber
+        whose queue is at the mark does not get it; it counts the gap as drops."""
+        size = len(frame)
+        budget = self._budget
+        mark = budget.mark_for(size)
         try:
-            self._xpub.send(frame, _NOBLOCK, copy=len(frame) < 65536)
-        except zmq.ZMQError:  # Again (full), or closing
+            # A connection accepted since the mark was last set has the
+            # initial mark; asking for events attaches it: set it again.
+            if mark != self._mark or (mark != budget.initial and self._xpub.getsockopt(zmq.EVENTS) & _POLLIN):
+                self._xpub.setsockopt(zmq.SNDHWM, mark)
+                self._mark = mark
+            if budget.accounted(size):
+                budget.hold(size, self._xpub.send(zmq.Frame(frame, track=True, copy=False), _NOBLOCK, copy=False,
+                                                  track=True))
+            else:
+                self._xpub.send(frame, _NOBLOCK, copy=size < 65536)
+        except zmq.ZMQError:  # closing
             return False
         return True
 
@@ -116,15 +166,23 @@ class ZmqOutPort:
         """[(joined, wire.Announcement)]: subscribers that came or went since the last call."""
         out = []
         recv = self._xpub.recv
+        heard = False
         for _ in range(limit):
             try:
                 m = recv(_NOBLOCK)
             except zmq.ZMQError:  # Again: none left, or closing
                 break
+            heard = True
             if len(m) > 1:
                 a = wire.parse_announcement(m[1:])
                 if a is not None:
                     out.append((m[0] == 1, a))
+        if heard and self._mark != self._budget.initial:
+            # A connection that subscribed is attached by now, with the initial mark.
+            try:
+                self._xpub.setsockopt(zmq.SNDHWM, self._mark)
+            except zmq.ZMQError:  # closing
+                pass
         return out
 
     def close(self):
@@ -156,6 +214,11 @@ class ZmqInPort:
         self.handle = self._sub
 
     def connect(self, locator):
+        why = locator_problem(locator)  # it came from another node, or a core
+        if not why and locator.partition("://")[0] not in self.schemes:
+            why = "not a ZeroMQ locator"
+        if why:
+            return why
         try:
             self._sub.connect(locator)
         except zmq.ZMQError as e:

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a subscriber that stops reading costs a Python publisher over ZeroMQ
+(issue 25, item 13; the C++ side is tests/faults/link_budget_test.cpp).
+ZeroMQ counts a peer's queue in frames (1,000), so a stopped subscriber of
+1 MiB frames held up to ~1 GiB of its publisher; now each peer's queue is
+held to Options.send_queue_bytes (8 MiB). A publisher, a live subscriber and
+one stopped with SIGSTOP, each a process of its own, over ipc and over tcp."""
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from conftest import python_exe
+
+PUB = r"""
+import sys, threading, time
+import gecko
+from gecko.msgs import Bytes
+key, scheme = sys.argv[1], sys.argv[2]
+node = gecko.Node(key, "py_big_pub", discovery=False, transports=(scheme,), shared_memory="off",
+                  tcp_address="127.0.0.1")
+pub = node.publisher("big", Bytes)
+print("ready " + " ".join(node.locators), flush=True)
+sent = [0]
+def answer():
+    for line in sys.stdin:
+        print("sent %d" % sent[0], flush=True)
+threading.Thread(target=answer, daemon=True).start()
+filler = bytes(1 << 20)
+next_at = time.monotonic()
+while True:
+    n = sent[0] + 1
+    pub.publish(Bytes(data=n.to_bytes(8, "little") + filler[8:]))
+    sent[0] = n
+    next_at += 0.02  # 50 Hz: the period of the stream, not a wait for an event
+    time.sleep(max(0.0, next_at - time.monotonic()))
+"""
+
+SUB = r"""
+import sys, threading
+import gecko
+from gecko.msgs import Bytes
+key, locator = sys.argv[1], sys.argv[2]
+node = gecko.Node(key, "py_big_sub", discovery=False, shared_memory="off")
+sub = node.subscriber("big", Bytes, depth=64)
+node.connect(locator)
+got = {"received": 0, "last": 0}
+def answer():
+    for line in sys.stdin:
+        print("stats received=%d drops=%d last=%d" % (got["received"], sub.stats().drops, got["last"]), flush=True)
+threading.Thread(target=answer, daemon=True).start()
+print("ready", flush=True)
+while True:
+    m = sub.receive(timeout=0.5)
+    if m is not None:
+        got["received"] += 1
+        got["last"] = int.from_bytes(m.data[:8], "little")
+"""
+
+BUDGET_KB = 8 << 10   # Options.send_queue_bytes' default
+MARGIN_KB = 24 << 10  # its own message and frame, frames on their way to the live subscriber, the allocators' slack
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def ask(proc, pattern):
+    proc.p.stdin.write("?\n")
+    proc.p.stdin.flush()
+    line = proc.wait_line(pattern, 10)
+    return {k: int(v) for k, v in (w.split("=") for w in line.split()[1:])} if "=" in line else int(line.split()[1])
+
+
+def wait_until(proc, done, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    s = ask(proc, "^stats")
+    while not done(s) and time.monotonic() < deadline:
+        time.sleep(0.02)  # poll interval of a bounded wait on another process's counters
+        s = ask(proc, "^stats")
+    return s
+
+
+@pytest.mark.parametrize("scheme", ["ipc", "tcp"])
+def test_a_stopped_subscriber_costs_a_python_publisher_at_most_the_byte_budget(rig, scheme):
+    env = rig.env(GECKO_SHM="off")
+    pub = rig.spawn([python_exe(), "-c", PUB, rig.key, scheme], env=env, stdin=True)
+    locator = [l for l in pub.wait_line("^ready", 20).split()[1:] if l.startswith(scheme + "://")][0]
+    stopped = rig.spawn([python_exe(), "-c", SUB, rig.key, locator], env=env, stdin=True)
+    live = rig.spawn([python_exe(), "-c", SUB, rig.key, locator], env=env, stdin=True)
+    stopped.wait_line("^ready", 20)
+    live.wait_line("^ready", 20)
+    assert wait_until(stopped, lambda s: s["received"] >= 20)["received"] >= 20
+    assert wait_until(live, lambda s: s["received"] >= 20)["received"] >= 20
+
+    before_kb = rss_kb(pub.p.pid)
+    live_before = ask(live, "^stats")["received"]
+    sent_before = ask(pub, "^sent")
+    os.kill(stopped.p.pid, signal.SIGSTOP)
+    try:
+        stall = 150  # 3 s of 1 MiB frames; before the budget all of them stayed queued
+        peak_kb, sent = before_kb, sent_before
+        deadline = time.monotonic() + 60
+        while sent < sent_before + stall and time.monotonic() < deadline:
+            time.sleep(0.02)  # the publisher's memory is sampled while it sends
+            peak_kb = max(peak_kb, rss_kb(pub.p.pid))
+            sent = ask(pub, "^sent")
+        assert sent >= sent_before + stall
+        peak_kb = max(peak_kb, rss_kb(pub.p.pid))
+        live_after = wait_until(live, lambda s: s["received"] >= live_before + stall // 2)["received"]
+        print("item 13 (Python, %s): %d frames of 1 MiB to a stopped subscriber: publisher RSS +%d MiB at most, "
+              "the live subscriber received %d" % (scheme, stall, (peak_kb - before_kb) // 1024, live_after - live_before),
+              file=sys.stderr)
+        assert live_after >= live_before + stall // 2
+        assert peak_kb - before_kb <= BUDGET_KB + MARGIN_KB
+    finally:
+        os.kill(stopped.p.pid, signal.SIGCONT)
+    resumed_at = ask(pub, "^sent")
+    after = wait_until(stopped, lambda s: s["last"] > resumed_at)
+    assert after["last"] > resumed_at
+    assert after["drops"] > 0
+    assert after["drops"] + after["received"] <= after["last"]
+
+
+def test_the_byte_budget_is_an_option_and_a_variable(monkeypatch):
+    import gecko
+    monkeypatch.delenv("GECKO_SEND_QUEUE_BYTES", raising=False)
+    assert gecko.Options.from_env().send_queue_bytes == 8 << 20
+    assert gecko.Options.from_env(send_queue_bytes=0).send_queue_bytes == 0
+    for value, expected in (("0", 0), ("65536", 1 << 16), ("32M", 32 << 20)):
+        monkeypatch.setenv("GECKO_SEND_QUEUE_BYTES", value)
+        assert gecko.Options.from_env().send_queue_bytes == expected
+    for value in ("-1", "8MB", "lots"):
+        monkeypatch.setenv("GECKO_SEND_QUEUE_BYTES", value)
+        with pytest.raises(gecko.Error, match="GECKO_SEND_QUEUE_BYTES='%s'" % value):
+            gecko.Options.from_env()
