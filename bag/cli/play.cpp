@@ -102,6 +102,12 @@ public:
             if (r.statistics() && r.statistics()->message_count) {
                 first = std::min(first, r.statistics()->message_start_time);
                 last = std::max(last, r.statistics()->message_end_time);
+            } else if (!r.has_summary()) {
+                const auto scan = r.scan();  // also names its channels, from the data section
+                if (scan.messages) {
+                    first = std::min(first, scan.message_start_time);
+                    last = std::max(last, scan.message_end_time);
+                }
             }
         }
         prepare_publishers(readers);
@@ -118,12 +124,11 @@ public:
             Timestamp t0 = 0;
             bool started = false;
             Clock::time_point w0;
+            if (first != ~Timestamp{0}) {  // --start and --end count from the recording's first message
+                if (s_.start > 0) filter.start = first + static_cast<Timestamp>(s_.start * 1e9);
+                if (s_.end >= 0) filter.end = first + static_cast<Timestamp>(s_.end * 1e9);
+            }
             for (auto& reader : readers) {
-                if (first == ~Timestamp{0}) {  // no statistics: the range counts from the first message met
-                    first = 0;
-                }
-                if (s_.start > 0 && first) filter.start = first + static_cast<Timestamp>(s_.start * 1e9);
-                if (s_.end >= 0 && first) filter.end = first + static_cast<Timestamp>(s_.end * 1e9);
                 reader->read_messages(filter, [&](const Channel& ch, const MessageView& m) {
                     auto p = by_channel_.find({reader.get(), ch.id});
                     if (p == by_channel_.end()) return true;
@@ -171,7 +176,6 @@ public:
 private:
     void prepare_publishers(const std::vector<std::unique_ptr<Reader>>& readers) {
         for (const auto& reader : readers) {
-            if (!reader->has_summary()) reader->scan();  // channels come from the data section
             for (const auto& [id, ch] : reader->channels()) {
                 if (ch.message_encoding != msgpack_encoding || ch.metadata.count(keys::twin_of)) continue;
                 if (!s_.topics.empty() && std::none_of(s_.topics.begin(), s_.topics.end(), [&](const std::string& p) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <gecko/bag/cli.hpp>
@@ -83,6 +84,7 @@ public:
         if (!s_.topics.empty()) filter.topics = s_.topics;
         if (!s_.types.empty()) filter.types = s_.types;
         auto subscriber = node_.subscribe_all(filter, options);
+        note_present_publishers();
         open_file();
         if (!s_.quiet)
             std::fprintf(stderr, "gecko record: recording %s under key '%s' into %s (Ctrl-C to stop)\n",
@@ -90,36 +92,43 @@ public:
         const auto start = Clock::now();
         auto last_flush = start;
         std::string json;
+        const auto keep = [&](const RawView& view) {
+            const MessageInfo& info = view.info;
+            if (info.topic.empty()) return;  // no directory names it: cannot be filed under a topic
+            note_first_of(info);
+            maybe_split();
+            const std::uint16_t ch = channel_for(info);
+            // Frames of different publishers are stamped on arrival by different links, so they can
+            // reach this loop a little out of order; MCAP readers expect log times that never go back.
+            const auto log_time = std::max(static_cast<Timestamp>(info.receive_time_ns), last_log_time_);
+            last_log_time_ = log_time;
+            const auto publish_time = info.send_time_ns > 0 ? static_cast<Timestamp>(info.send_time_ns) : log_time;
+            const auto seq = static_cast<std::uint32_t>(info.sequence);
+            writer_->write(ch, seq, log_time, publish_time, view.payload, view.size);
+            if (s_.json) {
+                try {
+                    transcode_to_json(view.payload, view.size, json);
+                    writer_->write(twins_.at(ch), seq, log_time, publish_time,
+                                   reinterpret_cast<const std::uint8_t*>(json.data()), json.size());
+                } catch (const Error&) {
+                    ++untranscodable_;  // not msgpack: the msgpack channel keeps it as it came
+                }
+            }
+            auto& t = topics_[info.topic];
+            ++t.messages;
+            t.bytes += view.size;
+            ++total_.messages;
+            total_.bytes += view.size;
+        };
+        bool counted_out = false;
         while (ok()) {
             if (s_.duration.count() > 0 && Clock::now() - start >= s_.duration) break;
-            if (s_.count > 0 && total_.messages >= static_cast<std::uint64_t>(s_.count)) break;
-            subscriber.receive(std::chrono::milliseconds(100), [&](const RawView& view) {
-                const MessageInfo& info = view.info;
-                if (info.topic.empty()) return;  // no directory names it: cannot be filed under a topic
-                maybe_split();
-                const std::uint16_t ch = channel_for(info);
-                // Frames of different publishers are stamped on arrival by different links, so they can
-                // reach this loop a little out of order; MCAP readers expect log times that never go back.
-                const auto log_time = std::max(static_cast<Timestamp>(info.receive_time_ns), last_log_time_);
-                last_log_time_ = log_time;
-                const auto publish_time = info.send_time_ns > 0 ? static_cast<Timestamp>(info.send_time_ns) : log_time;
-                const auto seq = static_cast<std::uint32_t>(info.sequence);
-                writer_->write(ch, seq, log_time, publish_time, view.payload, view.size);
-                if (s_.json) {
-                    try {
-                        transcode_to_json(view.payload, view.size, json);
-                        writer_->write(twins_.at(ch), seq, log_time, publish_time,
-                                       reinterpret_cast<const std::uint8_t*>(json.data()), json.size());
-                    } catch (const Error&) {
-                        ++untranscodable_;  // not msgpack: the msgpack channel keeps it as it came
-                    }
-                }
-                auto& t = topics_[info.topic];
-                ++t.messages;
-                t.bytes += view.size;
-                ++total_.messages;
-                total_.bytes += view.size;
-            });
+            if (s_.count > 0 && total_.messages >= static_cast<std::uint64_t>(s_.count)) {
+                counted_out = true;
+                break;
+            }
+            subscriber.receive(std::chrono::milliseconds(100), keep);
+            if (!new_publishers_.empty()) resolve_new_publishers(subscriber.stats());
             const auto now = Clock::now();
             if (now - last_flush >= std::chrono::seconds(1)) {
                 // A chunk at least every second: a recorder killed with -9 loses at most about that much.
@@ -129,6 +138,13 @@ public:
             }
             progress(subscriber, start);
         }
+        if (!counted_out) {
+            // Ctrl-C or --duration: what the queue already holds is written too (bounded, should a flood go on).
+            const auto until = Clock::now() + std::chrono::seconds(2);
+            while (Clock::now() < until && subscriber.receive(std::chrono::nanoseconds(0), keep)) {
+            }
+        }
+        resolve_new_publishers(subscriber.stats());
         note_drops(subscriber.stats(), true);
         writer_->close();
         progress_.finish();
@@ -137,6 +153,43 @@ public:
     }
 
 private:
+    // The publishers the key's directory lists as the recorder starts: their messages sent before it linked
+    // to them were sent before the recording began. Without a directory in 5 s every publisher counts as present.
+    void note_present_publishers() {
+        try {
+            for (const auto& entry : node_.directory(std::chrono::seconds(5)))
+                for (const auto& p : entry->publishers) present_at_start_.insert(p.id);
+            directory_at_start_ = true;
+        } catch (const Error&) {
+            directory_at_start_ = false;
+        }
+    }
+
+    // A publisher that appeared after the recorder started sends before the recorder's link to it is up
+    // (a publisher learns of subscribers only as they announce themselves), and a subscriber takes the
+    // first frame that reaches it as its start. Those messages are counted as lost, never silently:
+    // resolve_new_publishers() reads how many from the subscription's per-publisher counts.
+    void note_first_of(const MessageInfo& info) {
+        if (!seen_publishers_.insert(info.publisher_id).second) return;
+        if (directory_at_start_ && !present_at_start_.count(info.publisher_id)) new_publishers_[info.publisher_id] = info.sequence;
+    }
+
+    // Sequence numbers before the first frame the subscription took from each new publisher: its last
+    // sequence less what it received and what it counted as gaps (exact however many sat in the queue).
+    void resolve_new_publishers(const SubscriberStats& st) {
+        for (const auto& [id, first_seen] : new_publishers_) {
+            std::uint64_t before = first_seen > 0 ? first_seen - 1 : 0;  // the publisher already closed: an upper bound
+            if (auto p = st.publishers.find(id); p != st.publishers.end())
+                before = p->second.last_sequence >= p->second.received + p->second.drops
+                             ? p->second.last_sequence - p->second.received - p->second.drops
+                             : 0;
+            if (before >= (1ull << 32)) continue;  // no publisher sends that many: a forgery or a restart
+            before_link_[id] = before;
+            before_link_total_ += before;
+        }
+        new_publishers_.clear();
+    }
+
     std::string describe_filter() const {
         std::string what;
         for (const auto& t : s_.topics) what += (what.empty() ? "" : ", ") + t;
@@ -218,14 +271,20 @@ private:
             const std::string topic = t == publisher_topics_.end() ? "(unnamed)" : t->second;
             peer_drops_[id] = {topic, peer.drops};
         }
+        for (const auto& [id, n] : before_link_) {
+            auto t = publisher_topics_.find(id);
+            peer_drops_[id].first = t == publisher_topics_.end() ? "(unnamed)" : t->second;
+        }
         std::map<std::string, std::uint64_t> per_topic;
-        for (const auto& [id, td] : peer_drops_) per_topic[td.first] += td.second;
-        const std::uint64_t lost = st.drops + st.overwritten + st.unlisted + st.oversized + st.malformed;
+        for (const auto& [id, td] : peer_drops_)
+            per_topic[td.first] += td.second + (before_link_.count(id) ? before_link_.at(id) : 0);
+        const std::uint64_t lost = st.drops + st.overwritten + st.unlisted + st.oversized + st.malformed + before_link_total_;
         if (lost == reported_lost_ && !last) return;
         reported_lost_ = lost;
         StringMap m;
         m["total"] = std::to_string(lost);
         m["drops"] = std::to_string(st.drops);  // sequence gaps: lost on the way
+        m["before_link"] = std::to_string(before_link_total_);  // sent by a new publisher before the recorder linked to it
         m["overwritten"] = std::to_string(st.overwritten);  // the recorder's queue was full
         m["unlisted"] = std::to_string(st.unlisted);
         m["oversized"] = std::to_string(st.oversized);
@@ -242,7 +301,7 @@ private:
         if (!progress_.enabled() || s_.quiet) return;
         const double secs = std::chrono::duration<double>(Clock::now() - start).count();
         const auto st = subscriber.stats();
-        const std::uint64_t lost = st.drops + st.overwritten + st.unlisted;
+        const std::uint64_t lost = st.drops + st.overwritten + st.unlisted + st.oversized + st.malformed + before_link_total_;
         const auto w = writer_->stats();
         char line[256];
         std::snprintf(line, sizeof line, "recording %s: %llu messages, %.0f msg/s, %s, %zu topics, %llu dropped",
@@ -282,6 +341,12 @@ private:
     std::map<std::uint64_t, std::string> publisher_topics_;
     std::map<std::uint64_t, std::pair<std::string, std::uint64_t>> peer_drops_;
     std::map<std::string, TopicCount> topics_;
+    std::set<std::uint64_t> present_at_start_;
+    bool directory_at_start_ = false;
+    std::set<std::uint64_t> seen_publishers_;
+    std::map<std::uint64_t, std::uint64_t> new_publishers_;  // first seen, not yet resolved: id -> its first sequence taken
+    std::map<std::uint64_t, std::uint64_t> before_link_;
+    std::uint64_t before_link_total_ = 0;
     TopicCount total_;
     std::uint64_t reported_lost_ = ~std::uint64_t{0};
     std::uint64_t untranscodable_ = 0;

@@ -157,7 +157,10 @@ public:
         emit(head_);
         emit(records, records_size);
         emit(tail_);
-        if (options_.sync) file_.sync();
+        if (options_.sync) {
+            file_.sync();
+            ++syncs_;
+        }
         chunk_indexes_.push_back(std::move(ci));
         ++stats_.chunk_count;
         uncompressed_bytes_ += chunk_.size();
@@ -208,7 +211,10 @@ public:
         s.insert(s.end(), f.begin(), f.end());
         s.insert(s.end(), magic, magic + sizeof magic);
         file_.write(s);
-        if (options_.sync) file_.sync();
+        if (options_.sync) {
+            file_.sync();
+            ++syncs_;
+        }
         file_.close();
     }
 
@@ -219,6 +225,7 @@ public:
         w.file_bytes = file_.position();
         w.uncompressed_bytes = uncompressed_bytes_;
         w.pending_bytes = chunk_.size();
+        w.syncs = syncs_;
         w.message_start_time = stats_.message_start_time;
         w.message_end_time = stats_.message_end_time;
         return w;
@@ -238,6 +245,7 @@ private:
     WriterOptions options_;
     OutFile file_;
     std::uint32_t data_crc_ = 0;
+    std::uint64_t syncs_ = 0;
     bool closed_ = false;
     std::map<std::uint16_t, Schema> schemas_;
     std::map<std::uint16_t, Channel> channels_;

@@ -3,11 +3,14 @@
 //
 //   write   gecko::bag::Writer to a file vs plain write() of the same bytes to
 //           the same directory (what `dd` does), for 1 MiB and 100 B messages
+//
+// Every row is the median of --reps (default 5) runs, its baseline's runs
+// alternating with its own.
 //   read    gecko::bag::Reader over those files
 //   keepup  a 64 B stream as fast as a publisher process sends it: received by
 //           `gecko record` vs by a plain subscriber (alternating runs)
-//   cpu     `gecko record` of 640x480 rgb8 images at 30 Hz plus a 1 kHz IMU:
-//           its CPU time over the wall time
+//   cpu     `gecko record` of 640x480 rgb8 images at 30 Hz plus a 1 kHz IMU,
+//           with each compression: its CPU time over the publisher's sending time
 //   timing  `gecko play` of a 1 kHz IMU recording: the error of each interval
 //           between arrivals against the recorded 1 ms, next to a publisher
 //           that paces itself with gecko::Rate at 1 kHz
@@ -268,7 +271,7 @@ WriteRow read_bag(const std::string& path, const std::string& what) {
     return {what, static_cast<double>(bytes) / s / 1e6, static_cast<double>(n) / s};
 }
 
-void bench_write_read(const std::string& dir, bool markdown, bool write, bool read) {
+void bench_write_read(const std::string& dir, bool markdown, bool write, bool read, int reps) {
     Table tw, tr;
     tw.title = "Writing: gecko::bag::Writer next to plain write() of the same bytes to the same directory";
     tw.header = {"messages", "how", "MB/s", "messages/s", "vs write()"};
@@ -278,38 +281,48 @@ void bench_write_read(const std::string& dir, bool markdown, bool write, bool re
         std::size_t size, total;
         const char* name;
     };
+    struct Config {
+        const char* name;
+        gecko::bag::Compression c;
+        bool crc;
+    };
+    const std::vector<Config> configs{{"chunked, uncompressed, CRCs", gecko::bag::Compression::none, true},
+                                      {"chunked, uncompressed, no CRC", gecko::bag::Compression::none, false},
+                                      {"chunked, lz4, CRCs", gecko::bag::Compression::lz4, true},
+                                      {"chunked, zstd, CRCs", gecko::bag::Compression::zstd, true}};
     for (const Size sz : {Size{1u << 20, 512u << 20, "1 MiB"}, Size{100, 64u << 20, "100 B"}}) {
+        // Alternating: write() then each configuration, rep after rep, so that drift spreads over all.
         std::vector<double> base;
-        for (int rep = 0; rep < 3; ++rep) base.push_back(dd(dir + "/dd.bin", sz.total, std::max<std::size_t>(sz.size, 1u << 20)));
+        std::vector<std::vector<WriteRow>> runs(configs.size()), reads(configs.size());
+        for (int rep = 0; rep < reps; ++rep) {
+            base.push_back(dd(dir + "/dd.bin", sz.total, std::max<std::size_t>(sz.size, 1u << 20)));
+            for (std::size_t c = 0; c < configs.size(); ++c) {
+                gecko::bag::WriterOptions o;
+                o.compression = configs[c].c;
+                o.crc = configs[c].crc;
+                const std::string path = dir + "/bench.mcap";
+                runs[c].push_back(write_bag(path, sz.total, sz.size, o, configs[c].name));
+                if (read) reads[c].push_back(read_bag(path, configs[c].name));
+                ::unlink(path.c_str());
+            }
+        }
         const double b = median(base);
         tw.rows.push_back({sz.name, "write() in 1 MiB blocks (dd)", fmt(b, 0), "", "1.00"});
-        struct Config {
-            const char* name;
-            gecko::bag::Compression c;
-            bool crc;
+        auto med = [](const std::vector<WriteRow>& v, double WriteRow::*f) {
+            std::vector<double> x;
+            for (const auto& r : v) x.push_back(r.*f);
+            return median(x);
         };
-        for (const Config c : {Config{"chunked, uncompressed, CRCs", gecko::bag::Compression::none, true},
-                               Config{"chunked, uncompressed, no CRC", gecko::bag::Compression::none, false},
-                               Config{"chunked, lz4, CRCs", gecko::bag::Compression::lz4, true},
-                               Config{"chunked, zstd, CRCs", gecko::bag::Compression::zstd, true}}) {
-            gecko::bag::WriterOptions o;
-            o.compression = c.c;
-            o.crc = c.crc;
-            const std::string path = dir + "/bench.mcap";
-            std::vector<WriteRow> runs;
-            for (int rep = 0; rep < 3; ++rep) runs.push_back(write_bag(path, sz.total, sz.size, o, c.name));
-            std::sort(runs.begin(), runs.end(), [](const WriteRow& x, const WriteRow& y) { return x.mb_s < y.mb_s; });
-            const WriteRow& m = runs[1];
-            if (write) tw.rows.push_back({sz.name, c.name, fmt(m.mb_s, 0), fmt(m.msg_s, 0), fmt(m.mb_s / b, 2)});
-            if (read) {
-                const WriteRow r = read_bag(path, c.name);
-                tr.rows.push_back({sz.name, c.name, fmt(r.mb_s, 0), fmt(r.msg_s, 0)});
-            }
-            ::unlink(path.c_str());
+        for (std::size_t c = 0; c < configs.size(); ++c) {
+            const double mb = med(runs[c], &WriteRow::mb_s);
+            tw.rows.push_back({sz.name, configs[c].name, fmt(mb, 0), fmt(med(runs[c], &WriteRow::msg_s), 0), fmt(mb / b, 2)});
+            if (read) tr.rows.push_back({sz.name, configs[c].name, fmt(med(reads[c], &WriteRow::mb_s), 0), fmt(med(reads[c], &WriteRow::msg_s), 0)});
         }
     }
-    tw.notes = {"median of 3 runs each; files in " + dir + ", page cache not flushed (neither for write())",
+    tw.notes = {"median of " + std::to_string(reps) + " alternating runs each (write(), then each configuration); files in " + dir +
+                    ", page cache not flushed (neither for write()); 512 MiB per 1 MiB run, 64 MiB per 100 B run",
                 "the MCAP project's C++ writer, Intel NUC to a ramdisk (Nov 2022): 2.2 GB/s at 1 MiB, 39 MB/s at 100 B chunked"};
+    tr.notes = {"median of " + std::to_string(reps) + " runs, each right after its file was written (in the page cache)"};
     if (write) tw.print(markdown);
     if (read) tr.print(markdown);
 }
@@ -353,10 +366,10 @@ void bench_keepup(Rig& rig, const std::string& dir, double seconds, int reps, bo
         }
         {  // B: gecko record
             const std::string file = dir + "/keepup.mcap", out = dir + "/sent.txt";
-            const pid_t rec = spawn({GECKO_CLI_PATH, "record", "-o", file, "bench/small", "--quiet", "--queue", "10000",
-                                     "--duration", fmt(seconds + 3, 3)});
+            const pid_t rec = spawn({GECKO_CLI_PATH, "record", "-o", file, "bench/small", "--quiet", "--queue", "10000"});
             const pid_t pub = spawn({rig.self, "--publish", rig.key, rig.core.address, "small", fmt(seconds, 3)}, out.c_str());
             reap(pub);
+            ::kill(rec, SIGINT);  // as Ctrl-C: the recorder writes what it has queued, and closes the file
             reap(rec);
             const Sent s = read_sent(out);
             gecko::bag::Reader r(file);
@@ -382,27 +395,42 @@ void bench_keepup(Rig& rig, const std::string& dir, double seconds, int reps, bo
     t.print(markdown);
 }
 
-void bench_cpu(Rig& rig, const std::string& dir, double seconds, bool markdown) {
-    const std::string file = dir + "/cpu.mcap", out = dir + "/sent.txt";
-    const auto start = Clock::now();
-    const pid_t rec = spawn({GECKO_CLI_PATH, "record", "-o", file, "--quiet", "--duration", fmt(seconds + 2, 3)});
-    const pid_t pub = spawn({rig.self, "--publish", rig.key, rig.core.address, "camera", fmt(seconds, 3)}, out.c_str());
-    const double pub_cpu = reap(pub);
-    const double rec_cpu = reap(rec);
-    const double wall = secs_since(start);
-    gecko::bag::Reader r(file);
-    std::uint64_t drops = 0;
-    for (const auto& m : r.metadata())
-        if (m.name == gecko::bag::keys::drops_record) drops = std::stoull(m.metadata.at("total"));
+void bench_cpu(Rig& rig, const std::string& dir, double seconds, int reps, bool markdown) {
+    const std::vector<std::string> compressions{"zstd", "lz4", "none"};
+    std::vector<std::vector<double>> share(compressions.size()), pub_share(compressions.size());
+    std::vector<std::uint64_t> messages(compressions.size()), drops(compressions.size()), bytes(compressions.size());
+    for (int rep = 0; rep < reps; ++rep)
+        for (std::size_t c = 0; c < compressions.size(); ++c) {
+            const std::string file = dir + "/cpu.mcap", out = dir + "/sent.txt";
+            const pid_t rec = spawn({GECKO_CLI_PATH, "record", "-o", file, "--quiet", "--compression", compressions[c]});
+            const pid_t pub = spawn({rig.self, "--publish", rig.key, rig.core.address, "camera", fmt(seconds, 3)}, out.c_str());
+            const double pub_cpu = reap(pub);
+            ::kill(rec, SIGINT);
+            const double rec_cpu = reap(rec);
+            const Sent sent = read_sent(out);  // the publisher's sending time: the recorder's startup CPU counts against it
+            share[c].push_back(100 * rec_cpu / std::max(1e-9, sent.seconds));
+            pub_share[c].push_back(100 * pub_cpu / std::max(1e-9, sent.seconds));
+            gecko::bag::Reader r(file);
+            messages[c] += r.statistics() ? r.statistics()->message_count : 0;
+            bytes[c] += r.file_size();
+            for (const auto& m : r.metadata())
+                if (m.name == gecko::bag::keys::drops_record) drops[c] += std::stoull(m.metadata.at("total"));
+            std::fprintf(stderr, "  gecko record --compression %s: %.1f %% of a core\n", compressions[c].c_str(), share[c].back());
+            ::unlink(file.c_str());
+        }
     Table t;
-    t.title = "CPU: gecko record of 640x480 rgb8 images at 30 Hz and a 1 kHz IMU, " + fmt(seconds, 0) + " s";
-    t.header = {"process", "CPU s", "wall s", "share of one core"};
-    t.rows.push_back({"gecko record (zstd)", fmt(rec_cpu, 2), fmt(wall, 2), fmt(100 * rec_cpu / wall, 1) + " %"});
-    t.rows.push_back({"the publisher (baseline)", fmt(pub_cpu, 2), fmt(wall, 2), fmt(100 * pub_cpu / wall, 1) + " %"});
-    t.notes = {"recorded " + std::to_string(r.statistics() ? r.statistics()->message_count : 0) + " messages, " +
-               fmt(static_cast<double>(r.file_size()) / 1e6, 1) + " MB, drops " + std::to_string(drops)};
+    t.title = "CPU: gecko record of 640x480 rgb8 images at 30 Hz and a 1 kHz IMU, " + fmt(seconds, 0) + " s, median of " +
+              std::to_string(reps) + " alternating runs";
+    t.header = {"recorder", "share of one core", "min", "max", "the publisher (baseline)", "messages recorded", "MB written", "drops"};
+    for (std::size_t c = 0; c < compressions.size(); ++c) {
+        const auto [lo, hi] = std::minmax_element(share[c].begin(), share[c].end());
+        t.rows.push_back({"gecko record --compression " + compressions[c], fmt(median(share[c]), 1) + " %", fmt(*lo, 1) + " %",
+                          fmt(*hi, 1) + " %", fmt(median(pub_share[c]), 1) + " %", std::to_string(messages[c] / reps),
+                          fmt(static_cast<double>(bytes[c]) / reps / 1e6, 1), std::to_string(drops[c])});
+    }
+    t.notes = {"share: the recorder's CPU time (user + system, its whole life, startup included) over the publisher's sending "
+               "time; messages and MB per run; drops summed over the runs"};
     t.print(markdown);
-    ::unlink(file.c_str());
 }
 
 std::vector<double> interval_errors(const std::vector<std::int64_t>& arrivals, double period_ns) {
@@ -411,7 +439,7 @@ std::vector<double> interval_errors(const std::vector<std::int64_t>& arrivals, d
     return e;
 }
 
-void bench_timing(Rig& rig, const std::string& dir, bool markdown) {
+void bench_timing(Rig& rig, const std::string& dir, int reps, bool markdown) {
     const int n = 3000;
     const std::string file = dir + "/imu1k.mcap";
     {
@@ -423,42 +451,60 @@ void bench_timing(Rig& rig, const std::string& dir, bool markdown) {
             gecko::bag::write(w, ch, m, static_cast<std::uint32_t>(i + 1), 1'700'000'000'000'000'000ull + 1'000'000ull * i);
         }
     }
+    struct Runs {
+        std::vector<double> p50, p99, max;
+        std::size_t intervals = 0;
+    };
+    Runs runs[2];
+    for (int rep = 0; rep < reps; ++rep)
+        for (const bool played : {false, true}) {
+            gecko::Node node(node_options(rig.key, rig.core.address, "bench_timing"));
+            gecko::SubscriberOptions so;
+            so.depth = 10000;
+            auto sub = node.raw_subscriber("imu", so);
+            std::vector<std::int64_t> arrivals;
+            pid_t child = -1;
+            std::thread direct;
+            if (played) {
+                child = spawn({GECKO_CLI_PATH, "play", file, "--quiet", "--wait-subscribers", "1"});
+            } else {
+                direct = std::thread([&] {
+                    gecko::Node pn(node_options(rig.key, rig.core.address, "bench_rate"));
+                    auto pub = pn.publisher<gecko::msgs::Imu>("imu");
+                    pub.wait_for_subscribers(1, 20s);
+                    gecko::Rate rate(1000.0);
+                    gecko::msgs::Imu m;
+                    for (int i = 0; i < n; ++i) {
+                        pub.publish(m);
+                        rate.sleep();
+                    }
+                });
+            }
+            while (static_cast<int>(arrivals.size()) < n &&
+                   sub.receive(3s, [&](const gecko::RawView& v) { arrivals.push_back(v.info.receive_time_ns); })) {
+            }
+            if (played) reap(child);
+            else direct.join();
+            const auto e = interval_errors(arrivals, 1e6);
+            auto& r = runs[played ? 1 : 0];
+            r.p50.push_back(percentile(e, 0.5));
+            r.p99.push_back(percentile(e, 0.99));
+            r.max.push_back(e.empty() ? 0 : *std::max_element(e.begin(), e.end()));
+            r.intervals += e.size();
+        }
     Table t;
-    t.title = "Timing at 1 kHz: the error of each interval between arrivals at a subscriber, against 1 ms";
-    t.header = {"publisher", "intervals", "p50 µs", "p99 µs", "max µs"};
+    t.title = "Timing at 1 kHz: the error of each interval between arrivals at a subscriber, against 1 ms (median of " +
+              std::to_string(reps) + " alternating runs)";
+    t.header = {"publisher", "intervals", "p50 µs", "p99 µs", "p99 range µs", "max µs (worst run)"};
     for (const bool played : {false, true}) {
-        gecko::Node node(node_options(rig.key, rig.core.address, "bench_timing"));
-        gecko::SubscriberOptions so;
-        so.depth = 10000;
-        auto sub = node.raw_subscriber("imu", so);
-        std::vector<std::int64_t> arrivals;
-        pid_t child = -1;
-        std::thread direct;
-        if (played) {
-            child = spawn({GECKO_CLI_PATH, "play", file, "--quiet", "--wait-subscribers", "1"});
-        } else {
-            direct = std::thread([&] {
-                gecko::Node pn(node_options(rig.key, rig.core.address, "bench_rate"));
-                auto pub = pn.publisher<gecko::msgs::Imu>("imu");
-                pub.wait_for_subscribers(1, 20s);
-                gecko::Rate rate(1000.0);
-                gecko::msgs::Imu m;
-                for (int i = 0; i < n; ++i) {
-                    pub.publish(m);
-                    rate.sleep();
-                }
-            });
-        }
-        while (static_cast<int>(arrivals.size()) < n && sub.receive(3s, [&](const gecko::RawView& v) { arrivals.push_back(v.info.receive_time_ns); })) {
-        }
-        if (played) reap(child);
-        else direct.join();
-        const auto e = interval_errors(arrivals, 1e6);
+        const auto& r = runs[played ? 1 : 0];
+        const auto [lo, hi] = std::minmax_element(r.p99.begin(), r.p99.end());
         t.rows.push_back({played ? "gecko play of a 1 kHz recording" : "a publisher paced by gecko::Rate (baseline)",
-                          std::to_string(e.size()), fmt(percentile(e, 0.5), 1), fmt(percentile(e, 0.99), 1),
-                          fmt(e.empty() ? 0 : *std::max_element(e.begin(), e.end()), 1)});
+                          std::to_string(r.intervals), fmt(median(r.p50), 1), fmt(median(r.p99), 1),
+                          fmt(*lo, 1) + " - " + fmt(*hi, 1), fmt(*std::max_element(r.max.begin(), r.max.end()), 1)});
     }
-    t.notes = {"both over the same link to a subscriber in this process; arrival times are the subscriber's receive times"};
+    t.notes = {"both over the same link to a subscriber in this process; arrival times are the subscriber's receive times, "
+               "so the transport's own jitter is in both rows"};
     t.print(markdown);
     ::unlink(file.c_str());
 }
@@ -469,7 +515,7 @@ int main(int argc, char** argv) {
     if (argc == 6 && std::string(argv[1]) == "--publish") return publish(argv[2], argv[3], argv[4], std::atof(argv[5]));
     std::string dir = "/tmp", only;
     double seconds = 3;
-    int reps = 3;
+    int reps = 5;
     bool markdown = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -488,12 +534,12 @@ int main(int argc, char** argv) {
     try {
         char self[4096] = {};
         if (::readlink("/proc/self/exe", self, sizeof self - 1) <= 0) throw std::runtime_error("cannot find myself");
-        if (only.empty() || only == "write" || only == "read") bench_write_read(dir, markdown, only != "read", only != "write");
+        if (only.empty() || only == "write" || only == "read") bench_write_read(dir, markdown, only != "read", only != "write", reps);
         if (only.empty() || only == "keepup" || only == "cpu" || only == "timing") {
             Rig rig("bagbench-" + std::to_string(::getpid()), self);
             if (only.empty() || only == "keepup") bench_keepup(rig, dir, seconds, reps, markdown);
-            if (only.empty() || only == "cpu") bench_cpu(rig, dir, std::max(5.0, seconds), markdown);
-            if (only.empty() || only == "timing") bench_timing(rig, dir, markdown);
+            if (only.empty() || only == "cpu") bench_cpu(rig, dir, std::max(5.0, seconds), reps, markdown);
+            if (only.empty() || only == "timing") bench_timing(rig, dir, reps, markdown);
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gecko_bag_bench: %s\n", e.what());

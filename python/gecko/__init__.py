@@ -16,7 +16,8 @@ Modules: node (Node), options (Options), pubsub (Publisher, Subscriber),
 service (Server, Client), keywide (KeyWideSubscriber: Node.subscribe_all), schema
 (a type's fields as data), names (name rules, globs), click (lockstep Controller), spine (Agent), wire
 (the frame), message (the codec, define()), msgs (the message types),
-discovery (the core protocol), shm (reading shared memory); _session and
+discovery (the core protocol), shm (reading shared memory), bag (MCAP recordings:
+gecko record's files); _session and
 _transport are what a Node is made of.
 """
 
@@ -29,11 +30,11 @@ from .node import (Node, MessageInfo, SubscriberStats, KeyWideSubscriber, Channe
 from .pubsub import Publisher, Subscriber
 from .service import Server, Client
 from .schema import Schema, schema_of
-from . import wire, msgs, schema
+from . import wire, msgs, schema, bag
 
 __version__ = "0.2.0"
 
 __all__ = ["Error", "DecodeError", "define", "encode", "decode", "enum_type", "to_dict", "from_dict", "ok",
            "shutdown", "install_signal_handlers", "now_ns", "Rate", "Node", "Options", "Publisher", "Subscriber",
            "MessageInfo", "SubscriberStats", "KeyWideSubscriber", "ChannelInfo", "PublisherInfo", "DirectoryEvent",
-           "DirectoryWatch", "Server", "Client", "Schema", "schema_of", "wire", "msgs", "schema"]
+           "DirectoryWatch", "Server", "Client", "Schema", "schema_of", "wire", "msgs", "schema", "bag"]

@@ -17,55 +17,21 @@
 #include <map>
 
 #include "bag_files.hpp"
+#include "cli_rig.hpp"
 #include "node_oracle.hpp"
-#include "tools/key_fixture.hpp"
 
 using namespace gecko;
 using namespace std::chrono_literals;
 using gecko::bag_test::Scratch;
+using gecko::bag_test::by_topic;
+using gecko::bag_test::imu_sample;
+using gecko::bag_test::joints_sample;
+using gecko::bag_test::start_recorder;
 using gecko::tools_test::Key;
 using gecko::tools_test::Run;
 using gecko::test::Process;
 
 namespace {
-
-msgs::Imu imu_sample(int i) {
-    msgs::Imu m;
-    m.stamp_ns = 1000 + i;
-    m.frame_id = "imu_link";
-    m.accel = {0.1 * i, 0.0, 9.81};
-    return m;
-}
-
-msgs::JointState joints_sample(int i) {
-    msgs::JointState j;
-    j.stamp_ns = 2000 + i;
-    j.names = {"a", "b"};
-    j.position = {0.01 * i, -0.01 * i};
-    return j;
-}
-
-// The recorder's start line says it subscribed: publishers started after it link to it.
-Process start_recorder(const Key& k, const std::vector<std::string>& args) {
-    auto o = k.options(gecko::tools_test::Stderr::merge);
-    Process p = Process::spawn(GECKO_CLI_PATH, args, o);
-    const auto line = p.wait_for_line("gecko record: recording", 20s);
-    INFO(p.output());
-    REQUIRE(line);
-    return p;
-}
-
-// Messages of a file by topic: payloads in order.
-std::map<std::string, std::vector<bag_test::Bytes>> by_topic(const std::string& path, std::uint64_t* count = nullptr) {
-    bag::Reader r(path);
-    std::map<std::string, std::vector<bag_test::Bytes>> out;
-    const auto n = r.read_messages({}, [&](const bag::Channel& ch, const bag::MessageView& m) {
-        if (ch.message_encoding == "msgpack") out[ch.topic].emplace_back(m.data, m.data + m.size);
-        return true;
-    });
-    if (count) *count = n;
-    return out;
-}
 
 // Records `n` messages on each of two topics, published by this process after the recorder started.
 void record_two_topics(Key& k, const std::string& file, int n, const std::vector<std::string>& extra = {}) {

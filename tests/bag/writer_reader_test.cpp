@@ -108,6 +108,23 @@ TEST_CASE("a file written with each compression reads back every message in orde
     }
 }
 
+TEST_CASE("WriterOptions::sync syncs each chunk written and the closed file; without it, nothing", "[bag]") {
+    Scratch dir;
+    for (const bool sync : {true, false}) {
+        bag::WriterOptions o;
+        o.chunk_size = 4096;
+        o.sync = sync;
+        bag::Writer w(dir.path("s.mcap"), o);
+        const auto ch = w.add_channel("imu", "msgpack");
+        const std::vector<std::uint8_t> payload(1000, 0x5a);
+        for (int i = 0; i < 20; ++i) w.write(ch, static_cast<std::uint32_t>(i), 1000 + i, 1000 + i, payload.data(), payload.size());
+        w.close();
+        const auto st = w.stats();
+        CHECK(st.chunks >= 4);
+        CHECK(st.syncs == (sync ? st.chunks + 1 : 0));
+    }
+}
+
 TEST_CASE("topic globs and a time range take only their messages", "[bag]") {
     Scratch dir;
     bag::WriterOptions o;

@@ -58,6 +58,7 @@ struct WriterStats {
     std::uint64_t file_bytes = 0;      ///< bytes in the file now
     std::uint64_t uncompressed_bytes = 0;  ///< records written into chunks, before compression
     std::uint64_t pending_bytes = 0;   ///< records of the chunk not yet written
+    std::uint64_t syncs = 0;           ///< fdatasync calls made (WriterOptions::sync)
     Timestamp message_start_time = 0;  ///< earliest log time (0 before the first message)
     Timestamp message_end_time = 0;
 };
