@@ -74,7 +74,7 @@ TEST_CASE("the parser refuses what it cannot act on", "[cli]") {
     }
 }
 
-TEST_CASE("--help lists every option", "[cli]") {
+TEST_CASE("a command's --help lists every option", "[cli]") {
     Connection connection;
     bool once = false;
     Parser parser("top", "[options]", "Live view.");
