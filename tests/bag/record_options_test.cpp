@@ -62,7 +62,7 @@ bool until_file(const std::function<bool()>& done) {
 
 }  // namespace
 
-TEST_CASE("--split-duration writes a sequence of complete files, each with its split index", "[bag][record]") {
+TEST_CASE("gecko record --split-duration writes a sequence of complete files, each with its split index", "[bag][record]") {
     Key k;
     Scratch dir;
     const auto file = dir.path("split.mcap");
@@ -93,7 +93,7 @@ TEST_CASE("--split-duration writes a sequence of complete files, each with its s
     CHECK(gecko::tools_test::contains(rec.output(), std::to_string(files) + " files"));
 }
 
-TEST_CASE("--split-size starts a new file when one reaches the size", "[bag][record]") {
+TEST_CASE("gecko record --split-size starts a new file when one reaches the size", "[bag][record]") {
     Key k;
     Scratch dir;
     const auto file = dir.path("split.mcap");
@@ -131,7 +131,7 @@ TEST_CASE("--split-size starts a new file when one reaches the size", "[bag][rec
     CHECK(total == static_cast<std::uint64_t>(n));
 }
 
-TEST_CASE("on a terminal the recorder shows a progress line; Ctrl-C completes the file with what it had queued", "[bag][record]") {
+TEST_CASE("on a terminal the recorder shows a progress line, and Ctrl-C completes the file with what it had queued", "[bag][record]") {
     Key k;
     Scratch dir;
     const auto file = dir.path("run.mcap");

@@ -108,7 +108,7 @@ TEST_CASE("a file written with each compression reads back every message in orde
     }
 }
 
-TEST_CASE("WriterOptions::sync syncs each chunk written and the closed file; without it, nothing", "[bag]") {
+TEST_CASE("WriterOptions::sync syncs each chunk written and the closed file, and without it nothing", "[bag]") {
     Scratch dir;
     for (const bool sync : {true, false}) {
         bag::WriterOptions o;
