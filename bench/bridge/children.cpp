@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,8 @@ Child::Child(const std::string& path, const std::vector<std::string>& args, cons
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
+        // Ends with the benchmark, however it ends (its lock, if it holds one, goes with it).
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         ::dup2(pipe_fds[1], 1);
         ::execve(path.c_str(), argv.data(), envp.data());
         std::fprintf(stderr, "cannot run %s: %s\n", path.c_str(), std::strerror(errno));

@@ -151,6 +151,7 @@ struct WsClient::Impl : std::enable_shared_from_this<WsClient::Impl> {
                 if (!channels[i] && ch["topic"] == wants[i].topic && ch["encoding"] == wants[i].encoding) {
                     channels[i] = ch["id"].get<std::uint32_t>();
                     subs.push_back({{"id", i + 1}, {"channelId", channels[i]}});
+                    if (wants[i].depth) subs.back()["depth"] = wants[i].depth;
                 }
         if (!subs.empty()) send(nlohmann::json{{"op", "subscribe"}, {"subscriptions", subs}}.dump());
         bool all = true;

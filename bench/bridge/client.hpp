@@ -17,6 +17,7 @@ namespace bench_bridge {
 struct Want {
     std::string topic;
     std::string encoding = "msgpack";  ///< bridge: "json" or "msgpack"
+    unsigned depth = 0;                ///< bridge: the queue asked for (Gecko extension); 0: the bridge's default
 };
 
 struct Sample {

@@ -116,8 +116,10 @@ void Session::read() {
 }  // namespace
 
 int run_forwarder(const gecko::NodeOptions& options) {
-    asio::io_context io(1);
+    // The node outlives the io_context: the sessions its handlers still hold
+    // own raw subscribers, which end before their node does.
     gecko::Node node(options);
+    asio::io_context io(1);
     node.spin_in_background();
     Forwarder f(io, node);
     f.accept();
@@ -125,6 +127,7 @@ int run_forwarder(const gecko::NodeOptions& options) {
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const beast::error_code&, int) { io.stop(); });
     io.run();
+    node.stop_spinning();  // no callback posts to the io_context while it goes
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -68,7 +69,10 @@ int main(int argc, char** argv) {
         std::cerr << "gecko-bridge: " << why << "\n";
         return 2;
     }
-    server.www = find_www(server.www, argv[0]);
+    // The program's own file, not argv[0]: `gecko bridge` runs it under its bare name.
+    std::error_code exe_error;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", exe_error);
+    server.www = find_www(server.www, exe_error ? std::string(argv[0]) : exe.string());
     if (const auto missing = missing_page_files(server.www); !missing.empty()) {
         std::cerr << "gecko-bridge: the page is incomplete in " << server.www << " (missing";
         for (const auto& m : missing) std::cerr << " " << m;

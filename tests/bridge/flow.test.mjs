@@ -110,3 +110,47 @@ test("images and a 1 kHz IMU to one client: the IMU is not starved behind the im
   assert.ok(p99 < 250, `imu p99 ${p99} ms`);
   c.client.close();
 });
+
+test("a slow client is told of its drops once per subscription, then a count every few seconds, the bridge's own", async () => {
+  const stats = async () => (await fetch(`${bridge.http}/api/stats`)).json();
+  const drops = async () => (await stats()).drops;
+  // The bridge's count is of every client's drops: the earlier tests' clients are gone first.
+  await until(async () => (await stats()).clients === 0, "the earlier clients to be gone");
+  const before = await drops();
+  // A camera that stops by itself (300 frames, 10 s): once it has, nothing more is dropped and the last count told is final.
+  const frames = 300;
+  const camera = key.run(program("BRIDGE_TEST_PUB_PATH"), ["--topic", "slowcam", "--image", "640x480", "--rate", "30",
+    "--count", String(frames)]);
+  const c = await foxglove(bridge.ws);
+  const channel = await until(() => c.channel("slowcam", "msgpack"), "slowcam's channel");
+  const sub = c.client.subscribe(channel.id);
+  let received = 0;
+  c.client.on("message", (m) => { if (m.subscriptionId === sub) received++; });
+  await until(() => received > 0, "a first slowcam frame");
+  const start = Date.now();
+  // 3 s unread: the socket's buffers fill in a few frames, the client's budget (8 MiB) in a few more.
+  c.ws._socket.pause();
+  await sleep(3000);
+  c.ws._socket.resume();
+  assert.equal(camera.exited, null, "the camera was still publishing when the client read again");
+  await camera.exit;
+
+  const told = () => c.seen.statuses.filter((s) => s.id === "gecko.drops");
+  const counts = () => told().map((s) => /slowcam \(msgpack\) (\d+)/.exec(s.message)).filter(Boolean).map((m) => Number(m[1]));
+  // The last count a client is told is what the bridge dropped for it (no other client drops here).
+  await until(async () => counts().length > 0 && counts().at(-1) === (await drops()) - before,
+    "a drop count equal to the bridge's");
+  const elapsed = Date.now() - start;
+  const warnings = told().filter((s) => s.message.includes("messages of 'slowcam' are being dropped"));
+  const dropped = counts().at(-1);
+  console.log(`slow client: ${received} frames read, ${dropped} dropped; told ${warnings.length} warning and counts ` +
+    `[${counts().join(", ")}] in ${(elapsed / 1000).toFixed(1)} s`);
+  assert.equal(warnings.length, 1, "told once that slowcam's messages are being dropped");
+  assert.equal(warnings[0].level, 1, "as a warning");
+  assert.ok(dropped >= 10, `3 s unread at 30 Hz drops frames (dropped ${dropped})`);
+  for (let i = 1; i < counts().length; i++) assert.ok(counts()[i] > counts()[i - 1], `counts grow: ${counts()}`);
+  // Then a count every 2 s while drops continue, not a status per drop.
+  assert.ok(counts().length <= Math.ceil(elapsed / 2000) + 1, `${counts().length} counts in ${elapsed} ms`);
+  assert.ok(received + dropped <= frames, `${received} read + ${dropped} dropped of ${frames} published`);
+  c.client.close();
+});

@@ -11,9 +11,14 @@
 #include <gecko/msgs/sensors.hpp>
 #include <gecko/wire/schema_of.hpp>
 
+#include <gecko/wire/reader.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <limits>
+
+#include "support/msgpack_writer.hpp"
 
 using namespace gecko::bridge;
 using Json = nlohmann::json;
@@ -77,6 +82,50 @@ TEST_CASE("a message's JSON: integers exact, NaN as null, floats read back", "[b
     const auto j = Json::parse(text);
     CHECK(j["accel"]["x"].is_null());
     CHECK(j["accel"]["z"] == 9.81);
+}
+
+TEST_CASE("a message's JSON: every msgpack type, and what only the checked reading writes", "[bridge][json]") {
+    gecko::test::MsgpackWriter w;
+    w.map(9);
+    w.string("nil"); w.nil();
+    w.string("yes"); w.boolean(true);
+    w.string("neg"); w.integer(-5);
+    w.string("max"); w.unsigned_integer(std::numeric_limits<std::uint64_t>::max());
+    w.string("f32"); w.float32(0.1f);
+    w.string("inf"); w.float64(HUGE_VAL);
+    w.string("bin"); w.binary(reinterpret_cast<const std::uint8_t*>("\x01\x02\x03"), 3);
+    w.string("list"); w.array(2); w.string("a\"b"); w.map(0);
+    w.string("deep"); w.map(1); w.string("x"); w.array(1); w.float64(2.5);
+    CHECK(json_of(w.bytes()) == R"({"nil":null,"yes":true,"neg":-5,"max":18446744073709551615,"f32":0.1,"inf":null,)"
+                                R"("bin":"AQID","list":["a\"b",{}],"deep":{"x":[2.5]}})");
+
+    gecko::test::MsgpackWriter keyed;  // a key that is not a str
+    keyed.map(1); keyed.integer(7); keyed.string("seven");
+    CHECK(json_of(keyed.bytes()) == R"({"7":"seven"})");
+
+    gecko::test::MsgpackWriter twice;  // refused, as a typed subscriber refuses it
+    twice.map(2); twice.string("a"); twice.integer(1); twice.string("a"); twice.integer(2);
+    std::string out = "kept";
+    const auto bytes = twice.bytes();
+    CHECK_THROWS_AS(append_message_json(out, bytes.data(), bytes.size(), JsonShape::plain),
+                    gecko::wire::DecodeError);
+    CHECK(out == "kept");
+
+    gecko::test::MsgpackWriter many;  // more fields than are compared pairwise, one of them twice
+    many.map(40);
+    for (int i = 0; i < 40; ++i) {
+        many.string("f" + std::to_string(i == 39 ? 3 : i));
+        many.integer(i);
+    }
+    CHECK_THROWS_AS(json_of(many.bytes()), gecko::wire::DecodeError);
+
+    gecko::test::MsgpackWriter cut;  // cut short
+    cut.map(2); cut.string("a"); cut.integer(1);
+    CHECK_THROWS_AS(json_of(cut.bytes()), gecko::wire::DecodeError);
+
+    gecko::test::MsgpackWriter empty;  // an image shape's timestamp goes in an empty map too
+    empty.map(0);
+    CHECK(json_of(empty.bytes(), JsonShape::raw_image) == R"({"timestamp":{"sec":0,"nsec":0}})");
 }
 
 // Two versions of a type a publisher never declared: the second has a field more.

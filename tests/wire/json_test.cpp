@@ -8,7 +8,11 @@
 
 #include <msgpack.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -126,6 +130,9 @@ TEST_CASE("floats are printed as the shortest text that reads back the same", "[
     CHECK(format_float(std::nan(""), false) == "nan");
     CHECK(format_float(-HUGE_VAL) == "-inf");
     CHECK(format_float(3.141592653589793, false, 6) == "3.14159");  // text mode caps the digits
+    CHECK(format_float(1e-7) == "1e-07");
+    CHECK(format_float(123456.0) == "123456.0");
+    CHECK(format_float(1234567890123456789.0) == "1.2345678901234568e+18");
 
     MsgpackWriter w;
     w.array(4);
@@ -134,6 +141,53 @@ TEST_CASE("floats are printed as the shortest text that reads back the same", "[
     w.float64(HUGE_VAL);
     w.float32(-1.5f);
     CHECK(json_of(w.bytes()) == "[0.1,null,null,-1.5]");  // JSON has no NaN nor infinity
+}
+
+// What format_float writes is what the plain search writes: %.*g with 1, 2,
+// ... digits until the text reads back as the value.
+static std::string format_float_by_search(double v, bool single, int max_digits) {
+    const int limit = std::max(1, std::min(max_digits, single ? 9 : 17));
+    char buf[40];
+    for (int digits = 1; digits <= limit; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+        const double back = std::strtod(buf, nullptr);
+        if (single ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
+    }
+    std::string s = buf;
+    if (s.find_first_of(".eninf") == std::string::npos) s += ".0";
+    return s;
+}
+
+TEST_CASE("floats: the shortest text is the one %.*g finds digit by digit", "[wire][json]") {
+    using gecko::wire::format_float;
+    std::uint64_t state = 0x9E3779B97F4A7C15u;
+    auto next = [&] {  // splitmix64: any bit pattern, so every exponent and mantissa shape
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15u);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+        return z ^ (z >> 31);
+    };
+    int checked = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const std::uint64_t bits = next();
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        float f;
+        const auto low = static_cast<std::uint32_t>(bits);
+        std::memcpy(&f, &low, sizeof f);
+        const double sums = static_cast<double>(i) * 0.001 + 9.81;  // what a sensor's readings look like
+        for (const double v : {d, sums}) {
+            if (!std::isfinite(v)) continue;
+            REQUIRE(format_float(v) == format_float_by_search(v, false, 17));
+            REQUIRE(format_float(v, false, 6) == format_float_by_search(v, false, 6));
+            ++checked;
+        }
+        if (std::isfinite(f)) {
+            REQUIRE(format_float(static_cast<double>(f), true) == format_float_by_search(static_cast<double>(f), true, 17));
+            ++checked;
+        }
+    }
+    CHECK(checked > 50000);
 }
 
 TEST_CASE("strings: unicode passes, control characters are escaped, invalid UTF-8 is replaced", "[wire][json]") {

@@ -11,6 +11,7 @@
 #include <gecko/wire/packer.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,13 +22,26 @@ namespace gecko::wire {
 
 // ---------------------------------------------------------------- numbers and strings
 
+// The fewest significant digits, at most `max_digits`, that read back as
+// `v`, written as printf's %.*g writes them. std::to_chars' shortest round
+// trip says where to start, so that a value needing 17 digits costs one
+// formatting, not 17 (the bridge writes every float of every message so).
 std::string format_float(double v, bool single, int max_digits) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     const int limit = std::max(1, std::min(max_digits, single ? 9 : 17));
-    char buf[40];
-    for (int digits = 1; digits <= limit; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    char buf[48];
+    int first = 1;
+    const auto shortest = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v), std::chars_format::scientific)
+                                 : std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    if (shortest.ec == std::errc()) {
+        int digits = 0;
+        for (const char* c = buf; c != shortest.ptr && *c != 'e'; ++c) digits += *c >= '0' && *c <= '9';
+        first = std::clamp(digits, 1, limit);
+    }
+    for (int digits = first; digits <= limit; ++digits) {
+        const auto r = std::to_chars(buf, buf + sizeof buf - 1, v, std::chars_format::general, digits);  // %.*g
+        *r.ptr = '\0';
         const double back = std::strtod(buf, nullptr);
         if (single ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
     }
