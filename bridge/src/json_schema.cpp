@@ -2,6 +2,7 @@
 #include "json_schema.hpp"
 
 #include <gecko/wire/json.hpp>
+#include <gecko/wire/json_schema.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -20,74 +21,6 @@ bool has_bytes(const wire::MessageSchema& t, std::string_view name) {
     const auto* f = t.field(name);
     return f && (f->type.kind == Kind::bin || (f->type.kind == Kind::array && !f->type.item.empty() &&
                                                f->type.item[0].kind == Kind::uint8));
-}
-
-Json integer(double min, double max) { return Json{{"type", "integer"}, {"minimum", min}, {"maximum", max}}; }
-
-Json field_schema(const wire::Schema& schema, const wire::FieldType& t, std::size_t depth);
-
-Json object_schema(const wire::Schema& schema, const std::vector<wire::SchemaField>& fields, std::string_view title,
-                   std::size_t depth) {
-    Json props = Json::object();
-    for (const auto& f : fields) props[f.name] = field_schema(schema, f.type, depth + 1);
-    Json j{{"type", "object"}};
-    if (!title.empty()) j["title"] = title;
-    j["properties"] = std::move(props);
-    return j;
-}
-
-Json field_schema(const wire::Schema& schema, const wire::FieldType& t, std::size_t depth) {
-    if (depth > max_depth) return Json::object();  // any: deeper than any reader shows
-    switch (t.kind) {
-        case Kind::boolean: return Json{{"type", "boolean"}};
-        case Kind::int8: return integer(-128, 127);
-        case Kind::int16: return integer(-32768, 32767);
-        case Kind::int32: return integer(-2147483648.0, 2147483647.0);
-        case Kind::uint8: return integer(0, 255);
-        case Kind::uint16: return integer(0, 65535);
-        case Kind::uint32: return integer(0, 4294967295.0);
-        case Kind::int64:
-        case Kind::uint64: return Json{{"type", "integer"}};
-        case Kind::float32:
-        case Kind::float64: return Json{{"type", "number"}};
-        case Kind::str: return Json{{"type", "string"}};
-        case Kind::bin: return Json{{"type", "string"}, {"contentEncoding", "base64"}};
-        case Kind::array: {
-            if (t.item.empty()) return Json{{"type", "array"}};
-            if (t.item[0].kind == Kind::uint8 && t.size == 0)  // bytes travel as bin when packed so
-                return Json{{"anyOf", Json::array({Json{{"type", "string"}, {"contentEncoding", "base64"}},
-                                                   Json{{"type", "array"}, {"items", integer(0, 255)}}})}};
-            Json j{{"type", "array"}, {"items", field_schema(schema, t.item[0], depth + 1)}};
-            if (t.size) {
-                j["minItems"] = t.size;
-                j["maxItems"] = t.size;
-            }
-            return j;
-        }
-        case Kind::optional: {
-            if (t.item.empty()) return Json::object();
-            return Json{{"anyOf", Json::array({field_schema(schema, t.item[0], depth + 1), Json{{"type", "null"}}})}};
-        }
-        case Kind::map:
-            return Json{{"type", "object"},
-                        {"additionalProperties", t.item.empty() ? Json::object() : field_schema(schema, t.item[0], depth + 1)}};
-        case Kind::message: {
-            const auto* nested = schema.find(t.name);
-            if (!nested) return Json{{"type", "object"}, {"title", t.name}};
-            return object_schema(schema, nested->fields, t.name, depth);
-        }
-        case Kind::record: return object_schema(schema, t.fields, "", depth);
-        case Kind::enumeration: {
-            Json j{{"type", "integer"}, {"title", t.name}};
-            if (!t.values.empty()) j["enum"] = t.values;
-            std::string names;
-            for (std::size_t i = 0; i < t.names.size() && i < t.values.size(); ++i)
-                names += (i ? ", " : "") + t.names[i] + " = " + std::to_string(t.values[i]);
-            if (!names.empty()) j["description"] = names;
-            return j;
-        }
-    }
-    return Json::object();
 }
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -112,14 +45,12 @@ std::string schema_name_of(std::string_view type_name, JsonShape shape) {
 }
 
 std::string json_schema_of(const wire::Schema& schema, std::string_view type_name, JsonShape shape) {
-    const auto* type = schema.find(type_name);
-    if (!type) return dump(Json{{"type", "object"}, {"title", type_name}});
-    Json j = object_schema(schema, type->fields, type_name, 0);
-    if (shape != JsonShape::plain) {
-        j["properties"]["timestamp"] =
-            Json{{"type", "object"},
-                 {"properties", {{"sec", Json{{"type", "integer"}}}, {"nsec", Json{{"type", "integer"}}}}}};
-    }
+    std::string text = wire::json_schema_of(schema, type_name);
+    if (shape == JsonShape::plain || !schema.find(type_name)) return text;
+    // Foxglove's image panels read a `timestamp` {sec, nsec}, which append_message_json adds for these shapes.
+    Json j = Json::parse(text);
+    j["properties"]["timestamp"] =
+        Json{{"type", "object"}, {"properties", {{"sec", Json{{"type", "integer"}}}, {"nsec", Json{{"type", "integer"}}}}}};
     return dump(j);
 }
 
