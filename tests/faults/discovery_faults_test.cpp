@@ -349,6 +349,9 @@ TEST_CASE("the core holds at most --max-entities entities of all nodes, and refu
     CHECK(e->second.find("--max-entities") != std::string::npos);
     // One gone: one more fits.
     nodes.front()->remove(1);
+    // The core reads each connection in order, but two connections in any order: wait until it took the remove.
+    nodes.front()->session_message("hb");
+    REQUIRE(nodes.front()->await("hb", 10s));
     late.add(id++, EntityKind::publisher, "late", "T");
     late.session_message("hb");
     const auto hb = late.await("hb", 10s);
