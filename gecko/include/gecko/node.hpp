@@ -115,8 +115,8 @@ struct NodeOptions {
     /// there is counted by its subscriber as a drop.
     int send_queue = 1000;
     int receive_queue = 1000;
-    /// Bytes queued per link to each other node before frames are dropped
-    /// (GECKO_SEND_QUEUE_BYTES, e.g. 32M): ZeroMQ counts its queues in
+    /// Bytes queued per link to each other node (ipc, tcp) before frames are
+    /// dropped (GECKO_SEND_QUEUE_BYTES, e.g. 32M): ZeroMQ counts its queues in
     /// frames, so a subscriber that stops reading 1 MiB frames would hold
     /// 1,000 MiB of this node's memory. With this bound, the frames queued
     /// for one node take at most this many bytes (plus the frame being
