@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -133,8 +134,11 @@ public:
                 if (p.revents & POLLIN) {
                     const auto n = ::read(master_, buf, sizeof buf);
                     if (n <= 0) break;  // EIO: the terminal's last user closed it
-                    std::lock_guard<std::mutex> lock(mutex_);
-                    text_.append(buf, static_cast<std::size_t>(n));
+                    {
+                        std::lock_guard<std::mutex> lock(mutex_);
+                        text_.append(buf, static_cast<std::size_t>(n));
+                    }
+                    grew_.notify_all();
                 } else if (p.revents & (POLLHUP | POLLERR)) {
                     break;
                 } else if (stop_) {
@@ -162,12 +166,8 @@ public:
     }
     /// Waits (bounded) until the output contains `needle`.
     bool wait_for(const std::string& needle, std::chrono::milliseconds timeout) const {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (std::chrono::steady_clock::now() < deadline) {
-            if (text().find(needle) != std::string::npos) return true;
-            std::this_thread::sleep_for(20ms);  // polling the collected output, bounded by the deadline
-        }
-        return false;
+        std::unique_lock<std::mutex> lock(mutex_);
+        return grew_.wait_for(lock, timeout, [&] { return text_.find(needle) != std::string::npos; });
     }
     void signal(int sig) { ::kill(pid_, sig); }
     /// Its exit code (128 + signal), or -1 if it did not end within `timeout`.
@@ -191,6 +191,7 @@ private:
     bool reaped_ = false;
     std::atomic<bool> stop_{false};
     mutable std::mutex mutex_;
+    mutable std::condition_variable grew_;  // the reader appended to text_
     std::string text_;
     std::thread reader_;
 };
