@@ -124,6 +124,57 @@ TEST_CASE("a key-wide subscriber receives every topic of the key, publishers tha
     }
 }
 
+// The directory drops a topic as soon as its last publisher is gone, while
+// that publisher's last frames may still be on their way to a subscriber
+// that is behind: they are still that topic's, and are received or counted.
+TEST_CASE("a publisher that exits while a key-wide subscriber is behind: every frame it sent is received or counted",
+          "[integration][key_wide]") {
+    const std::string key = unique_key("exit");
+    const auto core = gecko::test::start_core(GECKOCORE_PATH, key);
+    TempDir ipc_dir;
+    constexpr long sent = 20000;
+    for (const std::string transports : {"", "tcp"}) {
+        INFO("transports: " << (transports.empty() ? "default (shm)" : transports));
+        auto options = node_options(key, core, ipc_dir);
+        if (!transports.empty()) options.transports = {"tcp"};
+        gecko::Node node(options);
+        gecko::SubscriberOptions so;
+        so.depth = 2 * sent;
+        auto all = node.subscribe_all(gecko::TopicFilter::all(), so);
+        const std::string topic = "burst" + transports;
+        auto env = env_for(core, ipc_dir, transports);
+        auto pub = Process::spawn(GECKO_TEST_NODE, {"pub", "--key", key, "--topic", topic, "--type", "int", "--count",
+                                                    std::to_string(sent), "--rate", "1000000", "--wait-subs", "1"},
+                                  env);
+        REQUIRE(pub.wait_for_line("published", 30s));
+        pub.close_stdin();
+        REQUIRE(pub.wait(10s) == 0);
+        // The directory has dropped the topic before we read a single frame.
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        bool listed = true;
+        while (listed && std::chrono::steady_clock::now() < deadline) {
+            listed = false;
+            for (const auto& c : node.directory()) listed = listed || c->topic == topic;
+        }
+        REQUIRE_FALSE(listed);
+        std::uint64_t received = 0, last = 0;
+        bool in_order = true;
+        while (received < static_cast<std::uint64_t>(sent) &&
+               all.receive(3s, [&](const gecko::RawView& v) {
+                   in_order = in_order && v.info.sequence > last;
+                   last = v.info.sequence;
+                   ++received;
+               })) {
+        }
+        const auto s = all.stats();
+        INFO("received " << received << ", drops " << s.drops << ", overwritten " << s.overwritten << ", unlisted "
+                         << s.unlisted);
+        CHECK(in_order);
+        CHECK(s.unlisted == 0);
+        CHECK(received + s.drops + s.overwritten == static_cast<std::uint64_t>(sent));
+    }
+}
+
 TEST_CASE("a key-wide subscriber's filter takes only the topics it matches, and the directory lists them all",
           "[integration][key_wide]") {
     const std::string key = unique_key("filter");

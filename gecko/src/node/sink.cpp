@@ -156,9 +156,19 @@ bool Sink::name_channel(std::shared_ptr<const ChannelInfo> info, bool wanted) {
     return !held_.empty() && release_held();
 }
 
-void Sink::unname_channel(wire::Channel channel) {
+void Sink::unname_channel(wire::Channel channel, std::int64_t now_ns) {
     std::lock_guard<std::mutex> lock(mutex_);
-    names_.erase(channel);
+    names_.retire(channel, now_ns);
+}
+
+void Sink::forget_departed(std::int64_t before_ns) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    names_.forget_retired(before_ns);
+    for (auto it = publishers_.begin(); it != publishers_.end();) {
+        const Publisher& p = it->second;
+        const bool departed = p.unlisted_ns != 0 && p.unlisted_ns < before_ns && p.last_receive_ns < before_ns;
+        it = departed ? publishers_.erase(it) : std::next(it);
+    }
 }
 
 bool Sink::stop_resolving() {
@@ -289,15 +299,10 @@ Sink::Publisher& Sink::publisher(std::uint64_t sender) {
     return it->second;
 }
 
-void Sink::forget_publisher(std::uint64_t sender, std::uint64_t last_sequence) {
+void Sink::unlist_publisher(std::uint64_t sender, std::int64_t now_ns) {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = publishers_.find(sender);
-    if (it == publishers_.end()) return;
-    if (last_sequence > it->second.last_sequence && plausible_loss(last_sequence - it->second.last_sequence)) {
-        const std::uint64_t tail = last_sequence - it->second.last_sequence;
-        stats_.drops += tail;
-    }
-    publishers_.erase(it);
+    if (it != publishers_.end() && it->second.unlisted_ns == 0) it->second.unlisted_ns = now_ns;
 }
 
 bool Sink::pop(Delivery& out) {

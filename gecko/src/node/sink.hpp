@@ -77,16 +77,23 @@ public:
     bool empty() const;
     std::size_t size() const;
 
-    /// The publisher `sender` is gone for good (discovery says so): forget it,
-    /// counting `last_sequence - last seen` as drops if it is known.
-    void forget_publisher(std::uint64_t sender, std::uint64_t last_sequence);
+    /// Discovery no longer lists publisher `sender` (since `now_ns`). Its
+    /// state is kept until forget_departed(): its last frames may still be
+    /// queued behind others, and their sequence tells what was lost.
+    void unlist_publisher(std::uint64_t sender, std::int64_t now_ns);
 
     /// Resolving wildcard sinks: the directory lists `info`, whose frames
     /// are taken when `wanted` and left otherwise; or (unname_channel) it no
-    /// longer lists the topic of `channel`. Frames held for it are queued
-    /// or dropped now. Returns true if something was queued.
+    /// longer lists the topic of `channel` since `now_ns`: its late frames
+    /// are still taken as that topic's until forget_departed() forgets it.
+    /// Frames held for it are queued or dropped now. Returns true if
+    /// something was queued.
     bool name_channel(std::shared_ptr<const ChannelInfo> info, bool wanted);
-    void unname_channel(wire::Channel channel);
+    void unname_channel(wire::Channel channel, std::int64_t now_ns);
+    /// Forgets the channels unnamed before `before_ns` (frames on them are
+    /// held again, as unknown), and the publishers unlisted before it that
+    /// have sent nothing since.
+    void forget_departed(std::int64_t before_ns);
     /// Frames held since before `before_ns` (now_ns clock) for a channel the
     /// directory has not named: dropped and counted (`unlisted`).
     void expire_held(std::int64_t before_ns);
@@ -124,6 +131,7 @@ private:
         std::uint64_t drops = 0;
         std::uint64_t last_seen = 0;  // offer counter: for forgetting the least recent
         std::int64_t last_receive_ns = 0;
+        std::int64_t unlisted_ns = 0;  // when discovery stopped listing it; 0: listed
     };
 
     bool accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns);  // sink lock held

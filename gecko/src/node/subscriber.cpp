@@ -117,7 +117,7 @@ void SubscriberImpl::directory_changed(const std::vector<DirectoryEvent>& events
     for (const auto& e : events) {
         if (e.channel->service) continue;
         if (e.kind == DirectoryEvent::Kind::removed) {
-            sink_.unname_channel(e.channel->channel);
+            sink_.unname_channel(e.channel->channel, now_ns());
             continue;
         }
         const bool wanted = key_wide_->matches(e.channel->topic, e.channel->type_name);
@@ -139,8 +139,11 @@ void SubscriberImpl::directory_unsupported() {
 }
 
 void SubscriberImpl::tick() {
+    const std::int64_t now = now_ns();
     // Held for a channel the directory did not name within 2 s: the directory will not name it.
-    if (key_wide_) sink_.expire_held(now_ns() - 2'000'000'000);
+    if (key_wide_) sink_.expire_held(now - 2'000'000'000);
+    // A topic or publisher gone for 10 s: whatever it sent has arrived, or is counted missing.
+    sink_.forget_departed(now - 10'000'000'000);
 }
 
 void SubscriberImpl::refused(const std::string& message) {
@@ -176,14 +179,15 @@ bool SubscriberImpl::heard_since(const std::vector<std::uint64_t>& senders, std:
     return sink_.heard_since(senders, since_ns);
 }
 
-// Publishers discovery no longer lists are gone for good: forget their state
-// (a publisher that went away cleanly has already said "end" in-band).
+// Publishers discovery no longer lists are gone for good; their state is
+// forgotten once their last frames have had time to arrive (a publisher that
+// went away cleanly says "end" in-band, after its last frame).
 void SubscriberImpl::peers_changed(const std::vector<Peer>& peers) {
     std::set<std::uint64_t> now;
     for (const auto& p : peers) now.insert(p.reg.id);
     std::lock_guard<std::mutex> lock(peers_mutex_);
     for (auto id : listed_)
-        if (!now.count(id)) sink_.forget_publisher(id, 0);
+        if (!now.count(id)) sink_.unlist_publisher(id, now_ns());
     listed_ = std::move(now);
 }
 
