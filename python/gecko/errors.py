@@ -18,6 +18,7 @@ CODES = (
     "protocol",          # a peer broke the protocol (wrong order, unknown message)
     "discovery",         # the discovery core could not be found or refused us
     "closed",            # the Node this handle belongs to was closed
+    "security",          # a secret is missing, unreadable or unsafe, or a peer failed to prove it
 )
 
 

@@ -40,7 +40,7 @@ TEST_CASE("bash completion: commands, each command's options, topic, service and
     k.start_background(ADD_SERVER_PATH);
     k.wait_for_list([](const std::string& out) { return imu_listed(out) && contains(out, "adder@"); });
 
-    CHECK(complete(k, {""}) == "list\ninfo\necho\nhz\nbw\npub\ncall\ntype\nnodes\ntop\ndoctor\nrecord\nplay\nbag\nbridge\nhelp\n");
+    CHECK(complete(k, {""}) == "list\ninfo\necho\nhz\nbw\npub\ncall\ntype\nnodes\ntop\ndoctor\nrecord\nplay\nbag\nbridge\nkeygen\nhelp\n");
     CHECK(complete(k, {"ec"}) == "echo\n");
     CHECK(complete(k, {"--key", k.key(), "ca"}) == "call\n");
     CHECK(complete(k, {"echo", "--f"}) == "--field\n--full\n");

@@ -29,6 +29,7 @@ int run_record(const Args& args);  ///< cmd_bag.cpp: forwarded to bag/cli
 int run_play(const Args& args);
 int run_bag(const Args& args);
 int run_bridge(const Args& args);  ///< runs gecko-bridge
+int run_keygen(const Args& args);  ///< a key's secret (gecko::security)
 
 /// The tables `gecko list` prints (topics, services, conflicts), shared with `gecko top`.
 std::string render_list(const Graph& result);

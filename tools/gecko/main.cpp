@@ -40,6 +40,7 @@ const Command commands[] = {
     {"bag", "look at MCAP files: info, echo, doctor, recover", gecko::tools::run_bag},
     {"bridge", "serve the key to browsers and Foxglove: a live page and the Foxglove WebSocket protocol (gecko-bridge)",
      gecko::tools::run_bridge},
+    {"keygen", "write a new secret for a key to the key store (docs/SECURITY.md)", gecko::tools::run_keygen},
 };
 
 void print_usage(std::FILE* to) {

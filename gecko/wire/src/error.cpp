@@ -14,6 +14,7 @@ const char* to_string(Errc code) noexcept {
         case Errc::protocol: return "protocol";
         case Errc::discovery: return "discovery";
         case Errc::closed: return "closed";
+        case Errc::security: return "security";
     }
     return "unknown";
 }

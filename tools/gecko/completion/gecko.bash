@@ -11,7 +11,7 @@
 # one typed, so `build/bin/gecko` works too once completed for it:
 #   complete -F _gecko build/bin/gecko).
 
-_gecko_commands="list info echo hz bw pub call type nodes top doctor record play bag bridge help"
+_gecko_commands="list info echo hz bw pub call type nodes top doctor record play bag bridge keygen help"
 _gecko_connection_with_value="--key -k --core --multicast --interface --name --timeout"
 
 # The options of one command, one a line: "--count N" (takes a value) or "--json".

@@ -20,6 +20,7 @@ enum class Errc {
     protocol,          ///< a peer broke the protocol (wrong order, unknown message)
     discovery,         ///< the discovery core could not be found or refused us
     closed,            ///< the Node this handle belongs to was destroyed
+    security,          ///< a secret is missing, unreadable or unsafe, or a peer failed to prove it
 };
 
 /// Returns a short stable name for a code ("timeout", "type_mismatch", ...).
