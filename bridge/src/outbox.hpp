@@ -11,10 +11,10 @@
 /// - each subscription has its own queue, the oldest dropped beyond it: of
 ///   the `depth` messages it asked for (1: latest-wins), or, if it did not
 ///   ask, of at most `default_depth` messages and `default_bytes` bytes,
-///   whichever is fewer, and at least one message. Bytes, because what a
-///   Foxglove client never asks for depends on the topic: a burst of small
-///   messages fits, while a topic of large images keeps only the latest and
-///   is never queued seconds late;
+///   whichever is fewer, and at least one message. Bytes, because the depth
+///   that suits a client that does not ask (a Foxglove client never does)
+///   depends on the messages' size: a burst of small ones fits, while a
+///   topic of large images keeps only the latest, never queued seconds late;
 /// - all data queued for the client, plus the frame being written, stays
 ///   within `data_budget` bytes: past it, the oldest message of the
 ///   subscription holding the most bytes goes first, so a large topic cannot
