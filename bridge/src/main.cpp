@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     if (const char* t = std::getenv("GECKO_BRIDGE_TOKEN")) server.token = t;
     long long budget_mib = static_cast<long long>(bridge.outbox.data_budget >> 20);
     long long depth = static_cast<long long>(bridge.outbox.default_depth);
+    long long subscription_kib = static_cast<long long>(bridge.outbox.default_bytes >> 10);
     long long call_timeout_ms = bridge.call_timeout.count();
     long long max_message_mib = static_cast<long long>(server.max_client_message >> 20);
     args.text("--listen", listen, "ADDRESS:PORT",
@@ -45,13 +46,17 @@ int main(int argc, char** argv) {
     args.text("--www", server.www, "DIR", "the page's folder (default: installed with the bridge)");
     args.integer("--client-budget", budget_mib, 1, 4096, "MiB",
                  "data queued per client before the oldest is dropped (default 16)");
-    args.integer("--depth", depth, 1, 1024, "N", "messages each subscription keeps while its client is busy (default 16)");
+    args.integer("--depth", depth, 1, 1024, "N",
+                 "messages a subscription that did not ask for a depth keeps while its client is busy (default 1024)");
+    args.integer("--subscription-budget", subscription_kib, 1, 1 << 20, "KiB",
+                 "bytes such a subscription keeps, whichever of the two is fewer; at least one message (default 1024)");
     args.integer("--call-timeout", call_timeout_ms, 1, 600000, "MS", "service call deadline (default 5000)");
     args.integer("--max-client-message", max_message_mib, 1, 1024, "MiB",
                  "largest message a client may send (default 16)");
     bridge.node = gecko::NodeOptions::from_args(argc, argv, args, "gecko_bridge");
     bridge.outbox.data_budget = static_cast<std::size_t>(budget_mib) << 20;
     bridge.outbox.default_depth = static_cast<std::size_t>(depth);
+    bridge.outbox.default_bytes = static_cast<std::size_t>(subscription_kib) << 10;
     bridge.call_timeout = std::chrono::milliseconds(call_timeout_ms);
     server.max_client_message = static_cast<std::size_t>(max_message_mib) << 20;
 

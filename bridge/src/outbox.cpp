@@ -8,6 +8,7 @@ namespace gecko::bridge {
 void Outbox::open(std::uint32_t id, std::size_t depth) {
     auto& q = queues_[id];
     q.depth = std::clamp<std::size_t>(depth ? depth : limits_.default_depth, 1, limits_.max_depth);
+    q.max_bytes = depth ? 0 : std::max<std::size_t>(limits_.default_bytes, 1);
     q.vtime = vnow_;
 }
 
@@ -49,6 +50,10 @@ Outbox::Drop Outbox::push(std::uint32_t id, std::uint64_t timestamp_ns, SharedBy
     }
     Drop why = Drop::none;
     if (q.items.size() >= q.depth) {
+        drop_oldest(id, q);
+        why = Drop::queue_full;
+    }
+    while (q.max_bytes && !q.items.empty() && q.bytes + cost > q.max_bytes) {
         drop_oldest(id, q);
         why = Drop::queue_full;
     }

@@ -8,8 +8,13 @@
 ///   one FIFO, sent before any data; bounded in messages and bytes, and a
 ///   client that lets it overflow is disconnected (Outbox::push_control
 ///   says so);
-/// - each subscription has its own queue of at most `depth` messages (1:
-///   latest-wins), the oldest dropped beyond it;
+/// - each subscription has its own queue, the oldest dropped beyond it: of
+///   the `depth` messages it asked for (1: latest-wins), or, if it did not
+///   ask, of at most `default_depth` messages and `default_bytes` bytes,
+///   whichever is fewer, and at least one message. Bytes, because the depth
+///   that suits a client that does not ask (a Foxglove client never does)
+///   depends on the messages' size: a burst of small ones fits, while a
+///   topic of large images keeps only the latest, never queued seconds late;
 /// - all data queued for the client, plus the frame being written, stays
 ///   within `data_budget` bytes: past it, the oldest message of the
 ///   subscription holding the most bytes goes first, so a large topic cannot
@@ -37,7 +42,8 @@ namespace gecko::bridge {
 
 struct OutboxLimits {
     std::size_t data_budget = 16u << 20;      ///< bytes of data queued or being written, for this client
-    std::size_t default_depth = 16;           ///< messages a subscription keeps unless it asks otherwise
+    std::size_t default_depth = 1024;         ///< messages a subscription keeps unless it asks otherwise ...
+    std::size_t default_bytes = 1u << 20;     ///< ... and the bytes it keeps, whichever is fewer (at least one message)
     std::size_t max_depth = 1024;             ///< the most a subscription may ask for
     std::size_t control_budget = 8u << 20;    ///< bytes of control messages waiting
     std::size_t control_messages = 8192;      ///< control messages waiting
@@ -54,7 +60,8 @@ public:
     enum class Drop { none, queue_full, budget, too_large };
 
     /// Starts a queue for subscription `id` keeping at most `depth` messages
-    /// (clamped to [1, max_depth]; 0: the default).
+    /// (clamped to [1, max_depth]); 0, the subscription did not ask: at most
+    /// `default_depth` messages within `default_bytes`, and at least one.
     void open(std::uint32_t id, std::size_t depth = 0);
     /// Ends it; what it still holds is discarded (not counted as dropped).
     void close(std::uint32_t id);
@@ -99,6 +106,7 @@ private:
         std::deque<Item> items;
         std::size_t bytes = 0;
         std::size_t depth = 16;
+        std::size_t max_bytes = 0;  // 0: bounded by depth alone
         std::uint64_t vtime = 0;  // bytes-sent clock of fair queueing
         std::uint64_t dropped = 0;
     };

@@ -173,8 +173,9 @@ void Bridge::after_push(Client& client, std::uint32_t subscription, Outbox::Drop
         case Outbox::Drop::queue_full:
         case Outbox::Drop::budget:
         case Outbox::Drop::none:
-            why = "this connection reads slower than they arrive; the oldest queued go first (each subscription "
-                  "keeps a few, all within " +
+            why = "this connection reads slower than they arrive; the oldest queued go first (a subscription keeps "
+                  "the depth it asked for, else up to " + std::to_string(client.outbox.limits().default_depth) +
+                  " messages within " + human_bytes(client.outbox.limits().default_bytes) + "; all within " +
                   human_bytes(client.outbox.limits().data_budget) + ")";
             break;
     }

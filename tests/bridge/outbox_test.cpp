@@ -62,10 +62,55 @@ TEST_CASE("depth bounds a queue, oldest dropped, and depth 1 is latest-wins", "[
     CHECK(got2 == std::vector<std::uint64_t>{4});
 }
 
+TEST_CASE("a subscription that did not ask for a depth keeps a burst of small messages, up to max_depth", "[bridge][outbox]") {
+    Outbox box;  // the defaults: 1024 messages or 1 MiB
+    box.open(1);
+    for (int i = 0; i < 2000; ++i) CHECK(box.push(1, i, bytes(200)) == (i < 1024 ? Outbox::Drop::none : Outbox::Drop::queue_full));
+    CHECK(box.queued_messages() == 1024);
+    CHECK(box.dropped(1) == 2000 - 1024);
+    CHECK(box.next()->timestamp_ns == 2000 - 1024);  // the oldest went first
+}
+
+TEST_CASE("a subscription that did not ask keeps at most its byte allowance of larger messages", "[bridge][outbox]") {
+    Outbox box;
+    box.open(1);
+    for (int i = 0; i < 200; ++i) box.push(1, i, bytes(16 << 10));
+    const std::size_t fit = (1u << 20) / ((16u << 10) + 64);  // 63: a message's cost includes its bookkeeping
+    CHECK(box.queued_messages() == fit);
+    CHECK(box.data_bytes() <= 1u << 20);
+    CHECK(box.dropped(1) == 200 - fit);
+}
+
+TEST_CASE("a topic of messages larger than the allowance keeps the latest one, never none", "[bridge][outbox]") {
+    OutboxLimits limits;
+    limits.data_budget = 64u << 20;
+    Outbox box(limits);
+    box.open(1);
+    for (int i = 0; i < 5; ++i) {
+        box.push(1, i, bytes(6u << 20));  // 1080p rgb8
+        CHECK(box.queued_messages() == 1);
+    }
+    CHECK(box.dropped(1) == 4);
+    CHECK(box.next()->timestamp_ns == 4);
+}
+
+TEST_CASE("a subscription that asked for a depth keeps that many, whatever their bytes (within the client's budget)",
+          "[bridge][outbox]") {
+    Outbox box;  // a budget of 16 MiB
+    box.open(1, 8);
+    box.open(2, 2000);  // more than max_depth: 1024
+    for (int i = 0; i < 10; ++i) box.push(1, i, bytes(1 << 20));
+    CHECK(box.queued_messages() == 8);
+    CHECK(box.dropped(1) == 2);
+    for (int i = 0; i < 1100; ++i) box.push(2, i, bytes(10));
+    CHECK(box.dropped(2) == 1100 - 1024);
+}
+
 TEST_CASE("the byte budget holds, taken from the queue with the most bytes", "[bridge][outbox]") {
     OutboxLimits limits;
     limits.data_budget = 4u << 20;
     limits.default_depth = 1000;
+    limits.default_bytes = limits.data_budget;  // the client's budget binds, not the subscription's allowance
     Outbox box(limits);
     box.open(1);
     box.open(2);
