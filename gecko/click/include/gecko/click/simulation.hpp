@@ -99,7 +99,8 @@
 ///   ever. No watchdog trips while paused: `pause` puts the spine in stop
 ///   (stop commands each cycle); after a reset or a handshake it waits in
 ///   idle, where only a stepped Control arms the watchdog.
-
+///
+/// docs/SIMULATION_CONTROL.md has the status fields and how to try it.
 
 #include <gecko/click/lockstep_msgs.hpp>
 #include <gecko/node.hpp>
