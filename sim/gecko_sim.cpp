@@ -2,9 +2,11 @@
 // by a Click controller over Gecko topics, and publishing its joint states.
 // Run:  geckocore --key demo &
 //       gecko-sim --key demo [--scene FILE | --robots robot1,robot2 --joints 2 --control-types angle,torque]
-//                 [--watchdog-ms 1000] [--sim sim] [--exit-on-error]
+//                 [--watchdog-ms 1000] [--sim sim] [--exit-on-error] [--paused] [--paused-hold-ms 3000]
 //       gecko-controller --key demo            (and: gecko echo --key demo sim/joint_states)
-// Type `reset` (a simulation-side reset) or `status` on its stdin.
+// Type `reset` (a simulation-side reset) or `status` on its stdin. Control
+// services: gecko call --key demo sim/control/pause '{}' (start, resume, stop,
+// pause, reset, status); status on topic sim/status.
 #include <gecko/click/simulation.hpp>
 #include <gecko/gecko.hpp>
 
@@ -41,6 +43,8 @@ struct Args {
     std::string sim = "sim";
     bool exit_on_error = false;
     long spin_us = gecko::click::default_lockstep_spin.count();
+    bool paused = false;
+    long paused_hold_ms = 3000;
 };
 
 // The program's own options on the one parser; the node's are added by NodeOptions::from_args.
@@ -62,6 +66,10 @@ void declare(gecko::OptionParser& p, Args& a) {
     p.text("--sim", a.sim, "NAME", "the simulation's topic prefix (default: sim)",
            [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
     p.flag("--exit-on-error", a.exit_on_error, "exit when the controller reports an error");
+    p.flag("--paused", a.paused, "start paused: nothing steps until the service SIM/control/start or resume");
+    p.integer("--paused-hold-ms", a.paused_hold_ms, 0, 3600 * 1000, "MS",
+              "while paused, hold a Control this long, then answer it with a 'paused:' Error (default 3000, 0: until "
+              "resumed)");
     p.integer("--spin-us", a.spin_us, 0, 1000000, "US",
               "busy-poll shared memory this long for the next request before blocking (default 50)");
 }
@@ -139,7 +147,7 @@ bool read_command(std::string& line) {
 
 void print_status(const gecko::click::SimulationStatus& s, double sim_time) {
     std::cout << "status: state=" << gecko::spine::to_string(s.state) << " controller="
-              << (s.controller.empty() ? "-" : s.controller) << " running=" << s.running << " steps=" << s.steps
+              << (s.controller.empty() ? "-" : s.controller) << " running=" << s.running << " paused=" << s.paused << " steps=" << s.steps
               << " time=" << sim_time << " watchdog_trips=" << s.watchdog_trips
               << " duplicates=" << s.duplicate_requests << " refused=" << s.refused_requests
               << (s.stop_cause.empty() ? "" : " stop_cause=\"" + s.stop_cause + "\"") << std::endl;
@@ -161,12 +169,15 @@ int main(int argc, char** argv) try {
     options.watchdog = std::chrono::milliseconds(args.watchdog_ms);
     options.exit_on_error = args.exit_on_error;
     options.request_subscriber.spin = std::chrono::microseconds(args.spin_us);
+    options.start_paused = args.paused;
+    options.paused_control_hold = std::chrono::milliseconds(args.paused_hold_ms);
     gecko::click::SimulationServer server(node, args.sim, backend, options);
     auto joint_states = node.publisher<gecko::msgs::JointState>(args.sim + "/joint_states");
 
     std::cout << "gecko-sim: simulation '" << args.sim << "' under key '" << node.key() << "', topics "
               << server.topics().request << " and " << server.topics().answer << ", joint states on " << args.sim
-              << "/joint_states" << std::endl;
+              << "/joint_states, control services " << args.sim << "/control/{start,resume,stop,pause,reset,status}, status on "
+              << args.sim << "/status" << std::endl;
     for (const auto& robot : backend.simulation().scene().robots) {
         std::cout << "  robot " << robot.name << ":";
         for (const auto& joint : robot.joints) std::cout << ' ' << joint.name << '(' << gecko::sim::to_string(joint.control) << ')';

@@ -29,6 +29,7 @@ public:
     gecko::msgs::click::Sensor sensors() override;
     void fill_sensors(gecko::msgs::click::Sensor& out) override;
     void reset() override { sim_.reset(); }
+    std::optional<double> simulated_time() override { return sim_.time(); }
     /// Angle joints hold where they are, velocity joints target 0 rad/s,
     /// torque joints get 0 N m; grippers keep their state (never drop a box).
     void stop_actuators() override;

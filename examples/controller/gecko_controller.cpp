@@ -2,8 +2,10 @@
 // Every joint follows a smooth sine around its starting angle, whatever its
 // control type; the gripper closes for a while; the simulation is reset once
 // midway. At the end it prints the step rate and the tracking error.
+// A simulation paused by its control services holds each Control; a `paused:`
+// refusal (held too long) is waited out by sending the Control again.
 // Run:  geckocore --key demo &   gecko-sim --key demo &
-//       gecko-controller --key demo [--steps 1000] [--sim sim]
+//       gecko-controller --key demo [--steps 1000 | --steps 0 (until Ctrl-C)] [--rate HZ] [--sim sim]
 #include <gecko/click/controller.hpp>
 #include <gecko/gecko.hpp>
 
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,6 +75,16 @@ std::vector<std::size_t> sensor_indices(const std::string& name, const gecko::ms
     return indices;
 }
 
+// The sensors now. A Reset answer instead (the simulation was reset again
+// meanwhile, e.g. through its control services) changes nothing here: ask again.
+gecko::msgs::click::Sensor current_sensors(gecko::click::Controller& controller) {
+    for (;;) {
+        auto result = controller.sensors();
+        if (result.is_reset()) continue;
+        return result.sensor();  // throws with the simulation's reason if it is an Error
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -80,7 +93,10 @@ int main(int argc, char** argv) try {
                              "gripper, resets once midway, and prints the step rate and the tracking error");
     long steps = 1000;
     std::string sim = "sim";
-    args.integer("--steps", steps, 1, 1000000000, "N", "steps to run (default 1000)");
+    args.integer("--steps", steps, 0, 1000000000, "N",
+                 "steps to run (default 1000); 0: until interrupted (Ctrl-C), without the midway reset");
+    double rate_hz = 0.0;
+    args.number("--rate", rate_hz, 0.0, 1e6, "HZ", "steps per second of wall time at most (default 0: as fast as it can)");
     args.text("--sim", sim, "NAME", "the simulation's topic prefix (default: sim)");
     long spin_us = gecko::click::default_lockstep_spin.count();
     args.integer("--spin-us", spin_us, 0, 1000000, "US", "busy-poll for each answer this long before blocking (default 50)");
@@ -106,7 +122,7 @@ int main(int argc, char** argv) try {
         if (!object.controls_in_order.empty()) sensor_index[name] = sensor_indices(name, object);
 
     // 2. Where every joint starts (a SensorRequest does not step), in control order.
-    gecko::msgs::click::Sensor sensor = controller.sensors().sensor();
+    gecko::msgs::click::Sensor sensor = current_sensors(controller);
     std::map<std::string, std::vector<double>> start;
     for (const auto& [name, indices] : sensor_index)
         for (std::size_t k : indices) start[name].push_back(sensor.objects.at(name).angle_sensors.at(k));
@@ -118,11 +134,14 @@ int main(int argc, char** argv) try {
     long done = 0, resets = 0;
     bool reset_midway = false;
     const auto began = std::chrono::steady_clock::now();
-    while (done < steps && gecko::ok()) {
-        if (!reset_midway && done == steps / 2) {  // back to the initial state, paused until the next Control
+    std::optional<gecko::Rate> pace;
+    if (rate_hz > 0.0) pace.emplace(rate_hz);
+    long paused_refusals = 0;
+    while ((steps == 0 || done < steps) && gecko::ok()) {
+        if (steps > 0 && !reset_midway && done == steps / 2) {  // back to the initial state, paused until the next Control
             controller.reset();
             reset_midway = true;
-            sensor = controller.sensors().sensor();
+            sensor = current_sensors(controller);
             integral.clear();
             ++resets;
         }
@@ -146,19 +165,24 @@ int main(int argc, char** argv) try {
         }
 
         gecko::click::StepResult result = controller.step(control);
+        if (result.is_paused_refusal()) {  // paused for long: nothing was applied, wait on
+            ++paused_refusals;
+            continue;
+        }
         if (result.is_error()) {
             std::cerr << "gecko-controller: the simulation refused a control: " << result.error().reason << std::endl;
             return 1;
         }
         if (result.is_reset()) {  // reset from the simulation side: start over from its initial state
             std::cout << "the simulation was reset" << std::endl;
-            sensor = controller.sensors().sensor();
+            sensor = current_sensors(controller);
             integral.clear();
             ++resets;
             continue;
         }
         sensor = result.sensor();
         ++done;
+        if (pace) pace->sleep();
         for (const auto& [name, object] : control.objects) {
             const auto& angles = sensor.objects.at(name).angle_sensors;
             for (std::size_t j = 0; j < object.values.size(); ++j) {
@@ -178,7 +202,8 @@ int main(int argc, char** argv) try {
     for (const auto& [type, sum_n] : error_by_type)
         std::cout << ' ' << to_string(type) << ' ' << std::sqrt(sum_n.first / std::max(sum_n.second, 1L)) << " rad";
     std::cout << std::endl;
-    return done == steps ? 0 : 1;
+    if (paused_refusals > 0) std::cout << "paused refusals (Controls sent again): " << paused_refusals << std::endl;
+    return steps == 0 || done == steps ? 0 : 1;
 } catch (const std::exception& e) {
     std::cerr << "gecko-controller: " << e.what() << std::endl;
     return 1;

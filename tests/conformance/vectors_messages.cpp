@@ -7,6 +7,7 @@
 #include <gecko/buffer.hpp>
 #include <gecko/msgs/all.hpp>
 #include <gecko/msgs/click.hpp>
+#include <gecko/msgs/sim.hpp>
 #include <gecko/wire/announcement.hpp>
 #include <gecko/wire/codec.hpp>
 #include <gecko/wire/control.hpp>
@@ -330,7 +331,8 @@ Json schemas() {
                             msgs::Quaternion, msgs::Pose, msgs::Twist, msgs::Wrench, msgs::Imu, msgs::Lidar, msgs::JointState,
                             msgs::Image, msgs::Odometry, msgs::click::HandshakeInit, msgs::click::SensorRequest,
                             msgs::click::Control, msgs::click::Handshake, msgs::click::Sensor, msgs::click::Reset,
-                            msgs::click::Error, click::Request, click::Answer, AddRequest, AddReply>();
+                            msgs::click::Error, click::Request, click::Answer, msgs::sim::Status,
+                            msgs::sim::ControlRequest, msgs::sim::ControlReply, AddRequest, AddReply>();
     return j;
 }
 

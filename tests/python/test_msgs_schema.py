@@ -16,7 +16,7 @@ from gecko import message
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HEADERS = [os.path.join(ROOT, "msgs", "include", "gecko", "msgs", f)
-           for f in ("std.hpp", "geometry.hpp", "sensors.hpp", "click.hpp")] + [
+           for f in ("std.hpp", "geometry.hpp", "sensors.hpp", "click.hpp", "sim.hpp")] + [
     os.path.join(ROOT, "gecko", "click", "include", "gecko", "click", "lockstep_msgs.hpp")]
 
 
@@ -143,7 +143,7 @@ def test_fields_match_cpp(struct_name):
     instance = cls()
     for name, t, default in info["fields"]:
         value = getattr(instance, name)
-        if default == "" or default in ("0", "0.0"):
+        if default == "" or default in ("0", "0.0", "false"):
             expected_zero = {"list": [], "map": {}, "optional": None, "str": "", "bytes": b"", "bool": False}
             kind = cpp_type(t).split("[")[0]
             if kind in expected_zero:
@@ -164,7 +164,7 @@ def test_fields_match_cpp(struct_name):
 
 @pytest.mark.parametrize("enum_name", sorted(ENUMS))
 def test_enums_match_cpp(enum_name):
-    cls = getattr(gm.click, enum_name)
+    cls = getattr(gm.click, enum_name, None) or getattr(gm.sim, enum_name)
     cpp = ENUMS[enum_name]
     assert [(m.name, m.value) for m in cls] == cpp["values"]
     assert {m.name: m.wire for m in cls} == cpp["wire"]

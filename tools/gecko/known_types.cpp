@@ -12,6 +12,7 @@
 
 #include <gecko/msgs/all.hpp>
 #include <gecko/msgs/click.hpp>
+#include <gecko/msgs/sim.hpp>
 
 #include <gecko/buffer.hpp>
 #include <gecko/wire/json.hpp>
@@ -29,7 +30,8 @@ using KnownTypes = TypeList<msgs::String, msgs::Float64, msgs::Int64, msgs::Byte
                             msgs::Vector3, msgs::Quaternion, msgs::Pose, msgs::Twist, msgs::Wrench, msgs::Imu,
                             msgs::Lidar, msgs::JointState, msgs::Image, msgs::Odometry, msgs::click::HandshakeInit,
                             msgs::click::SensorRequest, msgs::click::Control, msgs::click::Handshake,
-                            msgs::click::Sensor, msgs::click::Reset, msgs::click::Error>;
+                            msgs::click::Sensor, msgs::click::Reset, msgs::click::Error, msgs::sim::Status,
+                            msgs::sim::ControlRequest, msgs::sim::ControlReply>;
 
 // The codec's own type families (gecko/message.hpp).
 template <class T>
@@ -103,6 +105,8 @@ Shape shape_of() {
         s.type += ")";
     } else if constexpr (std::is_same_v<T, msgs::click::Direction>) {
         s.type = "string (request or answer)";
+    } else if constexpr (std::is_same_v<T, msgs::sim::SimulationState>) {
+        s.type = "string (running, paused, resetting or over)";
     } else {
         static_assert(sizeof(T) == 0, "a field type gecko type cannot describe");
     }

@@ -16,6 +16,8 @@
 #include "gecko/click/simulation.hpp"
 
 #include "gecko/signals.hpp"
+#include "gecko/time.hpp"
+#include "simulation_control.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -41,17 +43,22 @@ long long ms_since(Clock::time_point then, Clock::time_point now) {
 
 }  // namespace
 
-struct SimulationServer::Impl {
+struct SimulationServer::Impl final : detail::ControlTarget {
     Impl(Node& node, std::string_view server_name, Backend& b, SimulationServerOptions opts)
         : options(std::move(opts)), name(server_name), topics(lockstep_topics(server_name)), logger(node.logger()),
-          backend(b), sm(spine_options(options)) {
+          backend(b), sm(spine_options(options)), paused(options.start_paused) {
         SubscriberOptions sub = options.request_subscriber;
         if (!sub.spin) sub.spin = default_lockstep_spin;
         sub.depth = std::max(sub.depth, min_queue_depth);
         requests = node.subscriber<Request>(topics.request, sub);
         answers = node.publisher<Answer>(topics.answer, options.answer_publisher);
         description = backend.handshake();
+        if (options.control_services) control = std::make_unique<detail::SimulationControl>(node, name, options);
         sync_status();
+    }
+
+    ~Impl() override {
+        if (control) control->close("simulation '" + name + "' is gone");
     }
 
     static spine::StateMachineOptions spine_options(const SimulationServerOptions& o) {
@@ -92,12 +99,14 @@ struct SimulationServer::Impl {
                 reset_on_start = false;
                 backend.reset();
                 ++live.resets;
+                steps_since_reset = 0;
             }
             if (step.apply_action && has_pending_control) {
                 has_pending_control = false;
                 backend.apply(pending_control);
                 backend.step();
                 ++live.steps;
+                ++steps_since_reset;
             }
             if (step.write_observation) {
                 if (!observation) observation.emplace();
@@ -150,6 +159,7 @@ struct SimulationServer::Impl {
 
     void interrupt() {
         interrupted = true;
+        if (held) answer_held(error_answer(*held, "simulation '" + name + "' is shutting down; this Control was not applied"));
         logger.info("shutting down: " + std::to_string(options.stop_cycles) + " cycles of stop commands");
         spine::Step s = sm.process_event(spine::Event::interrupt, Clock::now());
         act(s);
@@ -254,14 +264,26 @@ struct SimulationServer::Impl {
             }
         }
 
+        // A re-send of the Control held while paused is that same request.
+        if (held && r.controller_id == held->controller_id) {
+            if (r.request_id == held->request_id) {
+                ++live.duplicate_requests;
+                return;
+            }
+            logger.info("controller '" + r.controller_id + "' moved on from its held Control #" +
+                        std::to_string(held->request_id) + ": dropped, never applied");
+            held.reset();
+        }
+
         // Answer first, then keep the answer for re-sends: the copy stays off
         // the controller's critical path (nothing else runs in between).
-        Answer answer = serve(r, now);
-        send(answer);
-        remember(r, std::move(answer), now);
+        std::optional<Answer> answer = serve(r, now);
+        if (!answer) return;  // held until resumed
+        send(*answer);
+        remember(r, std::move(*answer), now);
     }
 
-    Answer serve(Request& r, Clock::time_point now) {
+    std::optional<Answer> serve(Request& r, Clock::time_point now) {
         if (r.controller_id.empty()) return error_answer(r, "request without a controller_id");
 
         // One controller at a time.
@@ -331,6 +353,10 @@ struct SimulationServer::Impl {
             case RequestKind::control: {
                 if (!r.control) return error_answer(r, "Control request without its message");
                 if (auto wrong = check_control(description, *r.control)) return error_answer(r, *wrong);
+                if (paused) {
+                    hold(r, now);
+                    return std::nullopt;
+                }
                 if (sm.state() == spine::State::stop && !watchdog_notice.empty()) {
                     watchdog_notice.clear();
                     return watchdog_refusal(r);
@@ -430,6 +456,9 @@ struct SimulationServer::Impl {
         live.controller = owner;
         live.running = running;
         live.reset_pending = reset_pending;
+        live.paused = paused;
+        live.control_held = held.has_value();
+        if (control) live.control_operations = control->operations();
         std::lock_guard<std::mutex> lock(status_mutex);
         snapshot = live;
     }
@@ -439,7 +468,7 @@ struct SimulationServer::Impl {
         if (!interrupted && (shutdown_requested || !gecko::ok())) {
             interrupt();
             sync_status();
-            return sm.state() != spine::State::over;
+            return !finished();
         }
         simulation_side_reset();
         if (requests.receive(request, std::min(timeout, options.idle_cycle))) {
@@ -448,8 +477,135 @@ struct SimulationServer::Impl {
         } else {
             cycle();  // stop commands in stop, the watchdog in idle
         }
+        if (held) check_held();
+        if (control) {
+            if (control->pending()) control->serve(*this);
+            control->publish_status(*this);
+        }
         sync_status();
-        return sm.state() != spine::State::over;
+        return !finished();
+    }
+
+    // True once the spine is over; the first time, the status says so and
+    // the control services refuse from then on.
+    bool finished() {
+        if (sm.state() != spine::State::over) return false;
+        if (control && !control_closed) {
+            control_closed = true;
+            control->publish_status(*this, true);
+            control->close("simulation '" + name + "' is over");
+        }
+        return true;
+    }
+
+    // ---- paused: held Controls, and the control services' operations -------
+
+    // Keeps the Control `r` (the controller in charge's, already checked)
+    // unanswered until resume, reset or paused_control_hold.
+    void hold(Request& r, Clock::time_point now) {
+        held.emplace();
+        std::swap(*held, r);  // `r` is the reused request: it gets the memory back
+        held_since = now;
+        ++live.held_controls;
+        logger.debug("simulation '" + name + "' is paused: Control #" + std::to_string(held->request_id) +
+                     " of controller '" + held->controller_id + "' is held until it resumes");
+    }
+
+    // Answers the held Control with `a` (its re-sends then get `a` from the cache).
+    void answer_held(Answer a) {
+        const Request r = std::move(*held);
+        held.reset();
+        send(a);
+        remember(r, std::move(a), Clock::now());
+    }
+
+    void check_held() {
+        if (owner_gone() || (!owner.empty() && owner != held->controller_id)) {
+            held.reset();  // its controller is gone: nobody waits for the answer
+            return;
+        }
+        const auto limit = options.paused_control_hold;
+        if (limit.count() == 0 || Clock::now() - held_since < limit) return;
+        ++live.paused_refusals;
+        answer_held(error_answer(
+            *held, std::string(paused_refusal_prefix) + "simulation '" + name + "' is paused (service '" + name +
+                       "/control/pause'); this Control was held " + std::to_string(limit.count()) +
+                       " ms and not applied. Send it again to wait for '" + name + "/control/resume'"));
+    }
+
+    std::optional<std::string> carry_out(detail::ControlOperation operation, const std::string& requester) override {
+        const std::string who = requester.empty() ? std::string() : " (asked by '" + requester + "')";
+        switch (operation) {
+            case detail::ControlOperation::status: return std::nullopt;
+            case detail::ControlOperation::pause:
+                if (!paused) logger.info("simulation '" + name + "' paused" + who);
+                paused = true;
+                // Nothing is expected to step: stop commands, and no watchdog to trip meanwhile.
+                if (sm.state() == spine::State::idle) {
+                    auto a = run_request(spine::Request::stop);
+                    running = false;
+                    if (!a.ok) return a.error;
+                }
+                return std::nullopt;
+            case detail::ControlOperation::resume:
+                if (paused) logger.info("simulation '" + name + "' resumed" + who);
+                paused = false;
+                if (held) {  // the Control that waited: one step, answered with its Sensor
+                    const auto now = Clock::now();
+                    Request r = std::move(*held);
+                    held.reset();
+                    if (auto answer = serve(r, now)) {
+                        send(*answer);
+                        remember(r, std::move(*answer), now);
+                    }
+                }
+                return std::nullopt;
+            case detail::ControlOperation::reset: {
+                logger.info("simulation '" + name + "' reset" + who);
+                resetting = true;
+                control->publish_status(*this, true);
+                watchdog_notice.clear();
+                cycle_error.clear();
+                auto wrong = restart(true);
+                resetting = false;
+                paused = true;
+                if (!wrong && !cycle_error.empty()) wrong = cycle_error;
+                // The controller learns of it as of a simulation-side reset: a Reset answer.
+                if (held) {
+                    answer_held(reset_answer(*held));
+                } else if (!owner.empty()) {
+                    reset_pending = true;
+                }
+                return wrong;
+            }
+        }
+        return std::string("unknown operation");
+    }
+
+    msgs::sim::Status status_now() override {
+        msgs::sim::Status s;
+        s.stamp_ns = now_ns();
+        s.simulation = name;
+        s.state = sm.state() == spine::State::over || interrupted ? msgs::sim::SimulationState::over
+                  : resetting                                     ? msgs::sim::SimulationState::resetting
+                  : paused                                        ? msgs::sim::SimulationState::paused
+                                                                  : msgs::sim::SimulationState::running;
+        s.steps = live.steps;
+        s.resets = live.resets;
+        std::optional<double> t;
+        try {
+            t = backend.simulated_time();
+        } catch (const std::exception& e) {
+            logger.error(std::string("backend: ") + e.what());
+        }
+        s.simulated_time = t ? *t : static_cast<double>(steps_since_reset) * description.time_step.value_or(0.0);
+        s.controller_id = owner;
+        if (!owner.empty()) {
+            s.controller = owner;  // its node's name when its answer subscriber is known
+            for (const auto& sub : answers.subscribers())
+                if (owner_subscriber != 0 && sub.id == owner_subscriber) s.controller = sub.node;
+        }
+        return s;
     }
 
     void simulation_side_reset() {
@@ -495,6 +651,14 @@ struct SimulationServer::Impl {
     Answer spare_answer;                   // an Answer's memory, recycled from the cache (make_answer)
     std::string cycle_error;
 
+    std::unique_ptr<detail::SimulationControl> control;  // the control services, if offered
+    bool paused{false};                                  // by the control services: Controls are held
+    bool resetting{false};                               // a reset of the control services is under way
+    bool control_closed{false};                          // the status said `over`
+    std::optional<Request> held;                         // the Control held while paused
+    Clock::time_point held_since;
+    std::uint64_t steps_since_reset = 0;
+
     std::atomic<bool> reset_requested{false};
     std::atomic<bool> shutdown_requested{false};
     SimulationStatus live;
@@ -517,6 +681,10 @@ void SimulationServer::run() {
 
 void SimulationServer::request_reset() { impl_->reset_requested = true; }
 void SimulationServer::shutdown() { impl_->shutdown_requested = true; }
+
+void SimulationServer::report_brain_frequency(double hz) {
+    if (impl_->control) impl_->control->report_brain_frequency(hz);
+}
 
 SimulationStatus SimulationServer::status() const {
     std::lock_guard<std::mutex> lock(impl_->status_mutex);

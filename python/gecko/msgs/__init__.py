@@ -10,12 +10,12 @@ checks them against the C++ headers, field by field, so the two never drift.
 from .std import String, Float64, Int64, Bytes, Empty
 from .geometry import Point2, Vector3, Quaternion, Pose, Twist, Wrench
 from .sensors import Imu, Lidar, JointState, Image, Odometry
-from . import click
+from . import click, sim
 
 ALL = [String, Float64, Int64, Bytes, Empty, Point2, Vector3, Quaternion, Pose, Twist, Wrench,
        Imu, Lidar, JointState, Image, Odometry,
        click.HandshakeInit, click.SensorRequest, click.Control, click.Handshake, click.Sensor, click.Reset,
-       click.Error, click.Request, click.Answer]
+       click.Error, click.Request, click.Answer, sim.Status, sim.ControlRequest, sim.ControlReply]
 
 BY_NAME = {cls.__gecko_type__: cls for cls in ALL}
 

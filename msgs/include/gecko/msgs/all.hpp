@@ -7,5 +7,6 @@
 #include <gecko/msgs/codec.hpp>
 #include <gecko/msgs/geometry.hpp>
 #include <gecko/msgs/sensors.hpp>
+#include <gecko/msgs/sim.hpp>
 #include <gecko/msgs/std.hpp>
 #include <gecko/msgs/traits.hpp>

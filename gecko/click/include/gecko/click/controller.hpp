@@ -72,6 +72,10 @@ public:
     bool is_sensor() const noexcept { return kind() == Kind::sensor; }
     bool is_reset() const noexcept { return kind() == Kind::reset; }
     bool is_error() const noexcept { return kind() == Kind::error; }
+    /// An Error saying the simulation is paused (its control services): the
+    /// Control was held, then refused, and not applied. Sending it again
+    /// waits for `resume` anew.
+    bool is_paused_refusal() const noexcept;
 
     /// The sensors. @throws gecko::Error (Errc::protocol) if the outcome is a
     /// Reset, or (Errc::remote) if it is an Error, with its reason.

@@ -150,6 +150,11 @@ struct LockstepTopics {
 /// per step goes to it.
 inline constexpr std::chrono::microseconds default_lockstep_spin{50};
 
+/// How the reason of an Error answer starts when the simulation refused a
+/// Control because it was paused by its control services (simulation.hpp):
+/// nothing was applied; the same Control sent again waits for `resume`.
+inline constexpr std::string_view paused_refusal_prefix = "paused: ";
+
 /// Topic names for the simulation named (prefixed) `prefix`, e.g. "sim".
 inline LockstepTopics lockstep_topics(std::string_view prefix) {
     std::string p(prefix);

@@ -65,6 +65,42 @@
 ///   another controller taking over, drops the pending refusal.
 /// - Interrupt (gecko::ok() false, or shutdown()): the spine's shutdown sends
 ///   stop commands for `stop_cycles` cycles, then run() returns.
+///
+/// ## Control services and status topic (SimulationServerOptions::control_services)
+///
+/// The server offers, under its name SIM, the services `SIM/control/start`,
+/// `resume`, `stop`, `pause`, `reset` and `status` (gecko/msgs/sim.hpp:
+/// ControlRequest -> ControlReply) and publishes a msgs::sim::Status on
+/// `SIM/status` every `status_period` and after each operation. Each service
+/// is answered once its operation has taken effect on the thread that runs
+/// spin_once(): after `pause` (or `stop`) no step is taken; after `resume`
+/// (or `start`) Controls step again; after `reset` the backend is back in its
+/// initial state (simulated time 0) and paused. Operations are carried out
+/// one at a time, in arrival order: a second reset waits for the first.
+/// The node's background spinner answers them (the server calls
+/// Node::spin_in_background(): other callbacks of that node run on it too).
+///
+/// Paused, in lockstep. Click specifies no pause of the server; a Click
+/// simulation steps only when a Control comes, and a paused one leaves the
+/// Control waiting. So here:
+/// - a Control that comes while paused is **held**: not applied, not
+///   answered; its re-sends are recognised as the same request. `resume`
+///   applies it (one step) and answers it with its Sensor;
+/// - a `reset` while a Control is held answers it with a Reset, as a
+///   simulation-side reset does (request_reset()); with none held, the
+///   controller's next request is answered with a Reset. Either way the
+///   controller restarts from the initial state, then its next Control is
+///   held until `resume`;
+/// - a Control held longer than `paused_control_hold` is answered with an
+///   Error whose reason starts with `paused:` (nothing applied;
+///   StepResult::is_paused_refusal()), so that a controller never waits past
+///   its own timeout without a word. Sending the Control again waits anew;
+/// - SensorRequests, HandshakeInits, Resets and Errors are answered as
+///   ever. No watchdog trips while paused: `pause` puts the spine in stop
+///   (stop commands each cycle); after a reset or a handshake it waits in
+///   idle, where only a stepped Control arms the watchdog.
+///
+/// docs/SIMULATION_CONTROL.md has the status fields and how to try it.
 
 #include <gecko/click/lockstep_msgs.hpp>
 #include <gecko/node.hpp>
@@ -73,6 +109,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,6 +152,11 @@ public:
 
     /// The controller ended the run with an Error request (`reason` is its text).
     virtual void ended(const std::string& reason) { (void)reason; }
+
+    /// Simulated seconds since the last reset, for the status. Unset (the
+    /// default): the server counts steps since the reset times the
+    /// handshake's time_step.
+    virtual std::optional<double> simulated_time() { return std::nullopt; }
 };
 
 /// How a SimulationServer behaves. Every field has a default.
@@ -144,6 +186,19 @@ struct SimulationServerOptions {
     SubscriberOptions request_subscriber;
     /// The answer topic's publisher.
     PublisherOptions answer_publisher;
+    /// Offer the control services and the status topic (see above).
+    bool control_services{true};
+    /// Start paused: nothing steps until `start` or `resume`.
+    bool start_paused{false};
+    /// The status topic's period (500 ms: 2 Hz).
+    std::chrono::milliseconds status_period{500};
+    /// How long a Control that comes while paused is held before it is
+    /// answered with a `paused:` Error; below ControllerOptions::timeout
+    /// (5 s by default), so the controller hears why. 0: held until resumed.
+    std::chrono::milliseconds paused_control_hold{3000};
+    /// Longest a control service waits for spin_once() to carry its
+    /// operation out before it answers with an error.
+    std::chrono::milliseconds control_timeout{10000};
 };
 
 /// What the server is doing, for people and tests (status()).
@@ -153,6 +208,8 @@ struct SimulationStatus {
     std::string controller;                  ///< the controller in charge; empty if none
     bool running{false};                     ///< a Control came since the last handshake or reset
     bool reset_pending{false};               ///< a simulation-side reset awaits its Reset answer
+    bool paused{false};                      ///< paused by the control services: Controls are held
+    bool control_held{false};                ///< a Control waits for `resume`
     std::uint64_t steps{0};                  ///< Backend::step() calls
     std::uint64_t requests{0};               ///< requests handled (duplicates included)
     std::uint64_t duplicate_requests{0};     ///< answered from the cache, nothing done
@@ -161,6 +218,9 @@ struct SimulationStatus {
     std::uint64_t stop_commands{0};          ///< Backend::stop_actuators() calls
     std::uint64_t watchdog_trips{0};         ///< times the watchdog stopped the actuators
     std::uint64_t resets{0};                 ///< Backend::reset() calls
+    std::uint64_t held_controls{0};          ///< Controls held because the simulation was paused
+    std::uint64_t paused_refusals{0};        ///< held Controls answered with a `paused:` Error
+    std::uint64_t control_operations{0};     ///< operations carried out for the control services
 };
 
 /// Serves the Click lockstep protocol for one Backend on the topics
@@ -192,6 +252,10 @@ public:
 
     /// Like SIGINT, for this server only (thread-safe): stop cycles, then over.
     void shutdown();
+
+    /// The frequency (Hz) of the brain that drives the simulation, shown in
+    /// the status; 0 when none runs (thread-safe).
+    void report_brain_frequency(double hz);
 
     /// A snapshot of the state (thread-safe).
     SimulationStatus status() const;
