@@ -281,9 +281,9 @@ int recover_command(const std::vector<std::string>& args) {
     o.library.clear();  // keep the input's
     const auto result = recover(files[0], output, o);
     for (const auto& p : result.problems) std::printf("%s\n", p.to_string().c_str());
-    std::printf("recovered %llu messages on %llu channels, %llu metadata records into %s; %s of the input read, %s lost\n",
+    std::printf("recovered %llu messages on %llu channels, %llu metadata records, %llu attachments into %s; %s of the input read, %s lost\n",
                 static_cast<unsigned long long>(result.messages), static_cast<unsigned long long>(result.channels),
-                static_cast<unsigned long long>(result.metadata), output.c_str(),
+                static_cast<unsigned long long>(result.metadata), static_cast<unsigned long long>(result.attachments), output.c_str(),
                 format_bytes(static_cast<double>(result.bytes_read)).c_str(),
                 format_bytes(static_cast<double>(result.bytes_lost)).c_str());
     return exit_ok;

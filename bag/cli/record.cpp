@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include <gecko/bag/cli.hpp>
 #include "common.hpp"
@@ -95,9 +96,13 @@ public:
         const auto keep = [&](const RawView& view) {
             const MessageInfo& info = view.info;
             if (info.topic.empty()) return;  // no directory names it: cannot be filed under a topic
-            note_first_of(info);
+            Route& route = route_for(info);
             maybe_split();
-            const std::uint16_t ch = channel_for(info);
+            if (route.file != file_index_) {
+                route.channel = channel_for(info);
+                route.file = file_index_;
+            }
+            const std::uint16_t ch = route.channel;
             // Frames of different publishers are stamped on arrival by different links, so they can
             // reach this loop a little out of order; MCAP readers expect log times that never go back.
             const auto log_time = std::max(static_cast<Timestamp>(info.receive_time_ns), last_log_time_);
@@ -114,7 +119,7 @@ public:
                     ++untranscodable_;  // not msgpack: the msgpack channel keeps it as it came
                 }
             }
-            auto& t = topics_[info.topic];
+            auto& t = *route.counts;
             ++t.messages;
             t.bytes += view.size;
             ++total_.messages;
@@ -233,6 +238,30 @@ private:
         open_file();
     }
 
+    // Where the messages of one publisher go: looked up by its id, not by strings, as the messages
+    // come millions a second. `file` is the file_index_ the channel belongs to (-1: none yet).
+    struct Route {
+        std::string topic;
+        TopicCount* counts = nullptr;
+        std::uint16_t channel = 0;
+        int file = -1;
+    };
+
+    Route& route_for(const MessageInfo& info) {
+        if (last_route_ && last_publisher_ == info.publisher_id && last_route_->topic == info.topic) return *last_route_;
+        auto it = routes_.find(info.publisher_id);
+        if (it == routes_.end() || it->second.topic != info.topic) {
+            note_first_of(info);
+            Route r;
+            r.topic = info.topic;
+            r.counts = &topics_[info.topic];
+            it = routes_.insert_or_assign(info.publisher_id, std::move(r)).first;
+        }
+        last_publisher_ = info.publisher_id;
+        last_route_ = &it->second;
+        return it->second;
+    }
+
     // One MCAP channel per topic and publisher, described by the directory's entry.
     std::uint16_t channel_for(const MessageInfo& info) {
         const auto key = std::make_pair(info.topic, info.publisher_id);
@@ -338,6 +367,9 @@ private:
     std::vector<std::string> files_;
     std::map<std::pair<std::string, std::uint64_t>, std::uint16_t> channels_;
     std::map<std::uint16_t, std::uint16_t> twins_;
+    std::unordered_map<std::uint64_t, Route> routes_;  // by publisher id
+    std::uint64_t last_publisher_ = 0;
+    Route* last_route_ = nullptr;
     std::map<std::uint64_t, std::string> publisher_topics_;
     std::map<std::uint64_t, std::pair<std::string, std::uint64_t>> peer_drops_;
     std::map<std::string, TopicCount> topics_;

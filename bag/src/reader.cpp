@@ -93,6 +93,28 @@ public:
         return out;
     }
 
+    std::uint64_t read_attachments(const std::function<bool(const Attachment&)>& visit) {
+        Pass pass;
+        pass.attachment = &visit;
+        if (summary_ok_) {
+            Bytes b;
+            for (const auto& ai : attachment_indexes_) {
+                try {
+                    if (ai.length < record_prefix || !file_.read(ai.offset, ai.length, b) ||
+                        b[0] != static_cast<std::uint8_t>(Opcode::attachment))
+                        throw ParseError("the Attachment Index points at no Attachment record");
+                    attachment(In(b.data() + record_prefix, b.size() - record_prefix), ai.offset, pass);
+                } catch (const ParseError& e) {
+                    problem(ai.offset, "Attachment", e.what(), false);
+                }
+                if (pass.stopped) break;
+            }
+            return pass.visited;
+        }
+        read_data(pass);
+        return pass.visited;
+    }
+
     Reader::ScanResult scan() {
         Reader::ScanResult result;
         MessageFilter none;
@@ -116,10 +138,23 @@ private:
         const MessageFilter* filter = nullptr;
         const std::function<bool(const Channel&, const MessageView&)>* visit = nullptr;
         std::vector<Metadata>* metadata = nullptr;
+        const std::function<bool(const Attachment&)>* attachment = nullptr;
         Reader::ScanResult* scan = nullptr;
         std::uint64_t visited = 0;
         bool stopped = false;  // visit returned false
     };
+
+    // An attachment whose CRC does not hold is damaged: said, not handed out.
+    void attachment(In in, std::uint64_t offset, Pass& pass) {
+        bool crc_ok = true;
+        const Attachment a = parse_attachment(in, crc_ok);
+        if (!crc_ok) {
+            problem(offset, "Attachment", "'" + a.name + "': its CRC does not match (skipped)", false);
+            return;
+        }
+        ++pass.visited;
+        if (!(*pass.attachment)(a)) pass.stopped = true;
+    }
 
     void problem(std::uint64_t offset, const std::string& record, const std::string& message, bool fatal) {
         if (problems_.size() < max_problems) problems_.push_back(Problem{offset, record, message, fatal});
@@ -366,7 +401,7 @@ private:
             const bool read = op == Opcode::schema || op == Opcode::channel ||
                               (op == Opcode::chunk && (pass.visit || pass.scan)) ||
                               (op == Opcode::message && (pass.visit || pass.scan)) ||
-                              (op == Opcode::metadata && pass.metadata);
+                              (op == Opcode::metadata && pass.metadata) || (op == Opcode::attachment && pass.attachment);
             if (read) {
                 if (!file_.read(offset + record_prefix, h.length, content)) {
                     problem(offset, kind, "cannot be read", true);
@@ -379,6 +414,7 @@ private:
                         case Opcode::channel: add_channel(parse_channel(in), offset); break;
                         case Opcode::message: message(parse_message(in), offset, pass); break;
                         case Opcode::metadata: pass.metadata->push_back(parse_metadata(in)); break;
+                        case Opcode::attachment: attachment(in, offset, pass); break;
                         case Opcode::chunk: chunk(content.data(), content.size(), offset, pass); break;
                         default: break;
                     }
@@ -456,6 +492,9 @@ std::uint64_t Reader::read_messages(const MessageFilter& filter,
     return impl_->read_messages(filter, visit);
 }
 std::vector<Metadata> Reader::metadata() { return impl_->metadata(); }
+std::uint64_t Reader::read_attachments(const std::function<bool(const Attachment&)>& visit) {
+    return impl_->read_attachments(visit);
+}
 Reader::ScanResult Reader::scan() { return impl_->scan(); }
 const std::vector<Problem>& Reader::problems() const { return impl_->problems(); }
 

@@ -50,6 +50,10 @@ RecoverResult recover(const std::string& input, const std::string& output, Write
         writer.add_metadata(m);
         ++result.metadata;
     }
+    result.attachments = reader.read_attachments([&](const Attachment& a) {
+        writer.add_attachment(a);
+        return true;
+    });
     const auto scan = reader.scan();
     result.bytes_read = scan.valid_end;
     result.bytes_lost = reader.file_size() > scan.valid_end ? reader.file_size() - scan.valid_end : 0;

@@ -22,6 +22,11 @@ public:
 
 using Bytes = std::vector<std::uint8_t>;
 
+/// The low `n` bytes of `v` at `p`, least significant first.
+inline void store_le(std::uint8_t* p, std::uint64_t v, int n) noexcept {
+    for (int i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
 class Out {
 public:
     explicit Out(Bytes& to) : b_(to) {}
@@ -56,11 +61,11 @@ public:
 
 private:
     void le(std::uint64_t v, int n) {
-        for (int i = 0; i < n; ++i) b_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+        const std::size_t at = b_.size();
+        b_.resize(at + static_cast<std::size_t>(n));
+        put(at, v, n);
     }
-    void put(std::size_t at, std::uint64_t v, int n) {
-        for (int i = 0; i < n; ++i) b_[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
-    }
+    void put(std::size_t at, std::uint64_t v, int n) { store_le(b_.data() + at, v, n); }
     Bytes& b_;
 };
 

@@ -71,9 +71,15 @@ public:
     void message(std::uint16_t channel, std::uint32_t sequence, Timestamp log_time, Timestamp publish_time,
                  const std::uint8_t* data, std::size_t size) {
         if (closed_) throw Error(Errc::closed, "'" + file_.path() + "' is closed");
-        if (!channels_.count(channel))
-            throw Error(Errc::invalid_argument, "no channel " + std::to_string(channel) + " in '" + file_.path() + "'");
-        index_[channel].emplace_back(log_time, chunk_.size());
+        if (channel != last_channel_ || !last_index_) {
+            if (!channels_.count(channel))
+                throw Error(Errc::invalid_argument, "no channel " + std::to_string(channel) + " in '" + file_.path() + "'");
+            // std::map entries stay put: a stream of one channel looks them up once.
+            last_channel_ = channel;
+            last_index_ = &index_[channel];
+            last_count_ = &stats_.channel_message_counts[channel];
+        }
+        last_index_->emplace_back(log_time, chunk_.size());
         write_message(chunk_, channel, sequence, log_time, publish_time, data, size);
         if (chunk_messages_++ == 0) {
             chunk_start_ = chunk_end_ = log_time;
@@ -87,7 +93,7 @@ public:
             stats_.message_start_time = std::min(stats_.message_start_time, log_time);
             stats_.message_end_time = std::max(stats_.message_end_time, log_time);
         }
-        ++stats_.channel_message_counts[channel];
+        ++*last_count_;
         if (chunk_.size() >= options_.chunk_size) flush();
     }
 
@@ -252,6 +258,9 @@ private:
     std::uint32_t next_channel_ = 0;
     Bytes chunk_, compressed_, head_, tail_;
     std::map<std::uint16_t, std::vector<std::pair<Timestamp, std::uint64_t>>> index_;
+    std::uint16_t last_channel_ = 0;  // the channel of the last message, and its entries below
+    std::vector<std::pair<Timestamp, std::uint64_t>>* last_index_ = nullptr;
+    std::uint64_t* last_count_ = nullptr;
     std::uint64_t chunk_messages_ = 0;
     Timestamp chunk_start_ = 0, chunk_end_ = 0;
     std::uint64_t uncompressed_bytes_ = 0;

@@ -189,6 +189,75 @@ TEST_CASE("a file cut anywhere reads up to its last whole chunk, and recover com
     CHECK(cuts > 30);
 }
 
+TEST_CASE("recover keeps the attachments and metadata records, of a whole file and of one cut after an attachment", "[bag]") {
+    Scratch dir;
+    bag::WriterOptions o;
+    o.chunk_size = 2048;
+    const auto path = dir.path("whole.mcap");
+    const std::vector<bag::Attachment> attached{{5, 6, "calibration.yaml", "text/yaml", Bytes{'k', ':', ' ', '1'}},
+                                                {7, 8, "map.bin", "application/octet-stream", Bytes(3000, 0xab)}};
+    {
+        bag::Writer w(path, o);
+        const auto ch = w.add_channel("imu", "msgpack");
+        const Bytes payload(50, 0x11);
+        for (int part = 0; part < 2; ++part) {
+            for (std::uint32_t i = 0; i < 200; ++i) w.write(ch, i, 1000 + i, 1000 + i, payload.data(), payload.size());
+            w.add_metadata({"gecko", {{"part", std::to_string(part)}}});
+            w.add_attachment(attached[static_cast<std::size_t>(part)]);
+        }
+        w.close();
+    }
+    auto attachments_of = [](bag::Reader& r) {
+        std::vector<bag::Attachment> out;
+        r.read_attachments([&](const bag::Attachment& a) {
+            out.push_back(a);
+            return true;
+        });
+        return out;
+    };
+    auto same_attachments = [](const std::vector<bag::Attachment>& a, const std::vector<bag::Attachment>& b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (a[i].name != b[i].name || a[i].media_type != b[i].media_type || a[i].data != b[i].data ||
+                a[i].log_time != b[i].log_time || a[i].create_time != b[i].create_time)
+                return false;
+        return true;
+    };
+    bag::Reader whole(path);
+    REQUIRE(same_attachments(attachments_of(whole), attached));
+    REQUIRE(whole.attachment_indexes().size() == 2);
+
+    SECTION("a whole file") {
+        const auto out = dir.path("recovered.mcap");
+        const auto result = bag::recover(path, out);
+        CHECK(result.attachments == 2);
+        CHECK(result.metadata == 2);
+        CHECK(bag::check(out).ok());
+        bag::Reader r(out);
+        CHECK(r.attachment_indexes().size() == 2);
+        CHECK(same_attachments(attachments_of(r), attached));
+        CHECK(r.metadata().size() == 2);
+    }
+    SECTION("a file cut right after its second attachment: both attachments and both metadata records") {
+        const auto& last = whole.attachment_indexes().back();
+        const Bytes bytes = bag_test::read_file(path);
+        const auto cut_path = dir.path("cut.mcap");
+        bag_test::write_file(cut_path, Bytes(bytes.begin(), bytes.begin() + static_cast<long>(last.offset + last.length)));
+        bag::Reader cut(cut_path);
+        CHECK_FALSE(cut.has_summary());
+        CHECK(same_attachments(attachments_of(cut), attached));
+        const auto out = dir.path("recovered.mcap");
+        const auto result = bag::recover(cut_path, out);
+        CHECK(result.attachments == 2);
+        CHECK(result.metadata == 2);
+        CHECK(bag::check(out).ok());
+        bag::Reader r(out);
+        CHECK(r.has_summary());
+        CHECK(same_attachments(attachments_of(r), attached));
+        CHECK(r.metadata().size() == 2);
+    }
+}
+
 TEST_CASE("a corrupted chunk is skipped and said, the chunks after it are read", "[bag]") {
     Scratch dir;
     for (auto c : {bag::Compression::none, bag::Compression::zstd}) {

@@ -105,6 +105,12 @@ public:
     /// there is one, else by scanning).
     std::vector<Metadata> metadata();
 
+    /// Hands every Attachment record to `visit`, in file order (through the
+    /// summary's index when there is one, else by scanning); `visit` returns
+    /// false to stop. Returns how many it handed out. One whose CRC does not
+    /// match is added to problems() instead.
+    std::uint64_t read_attachments(const std::function<bool(const Attachment&)>& visit);
+
     /// What a scan of the data section found: read_messages with no filter
     /// that keeps nothing, plus the records' counts (for files without a summary).
     struct ScanResult {
