@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <stdlib.h>
@@ -428,6 +430,19 @@ TEST_CASE("after a core restart, a publisher's entity id and session id stay its
         for (const gecko::wire::Value& p : discovery::find(t, "publishers")->items())
             if (discovery::get_u64(p, "id") == pub.id) pub_session = discovery::get_u64(p, "session").value_or(0);
     REQUIRE(pub_session != 0);
+    // The core writes its claims at most every 200 ms (DISCOVERY.md §3.2): the publisher's must be on
+    // disk before the core dies, else the new core rightly knows nothing of it.
+    const std::string claimed = "e " + std::to_string(pub.id) + " ";
+    bool saved = false;
+    for (const auto deadline = std::chrono::steady_clock::now() + 10s; !saved && std::chrono::steady_clock::now() < deadline;) {
+        for (const auto& file : std::filesystem::directory_iterator(claims)) {
+            std::ifstream in(file.path());
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            saved = saved || text.find(claimed) != std::string::npos;
+        }
+        if (!saved) std::this_thread::sleep_for(20ms);  // a file, not an event: looked at again, bounded
+    }
+    REQUIRE(saved);
 
     // The core dies and comes back on its port; the attacker speaks first.
     first.proc.kill();
