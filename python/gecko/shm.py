@@ -455,11 +455,12 @@ class ShmInPort:
         """publisher_gone: it closed or died, so no other locator of it would
         serve either; otherwise the node falls back to its next locator."""
         self.links.remove(l)
+        # Logged before counted: whoever sees the counter move finds the reason.
+        self._notice(level, "shm link corrupt" if corrupt else "shm link dropped",
+                     "shared-memory link to %s dropped: %s" % (l.locator, why))
         self.stats["links_dropped"] += 1
         if corrupt:
             self.stats["corrupt"] += 1
-        self._notice(level, "shm link corrupt" if corrupt else "shm link dropped",
-                     "shared-memory link to %s dropped: %s" % (l.locator, why))
         if not touch:
             l.detached = True
         if not publisher_gone:
