@@ -166,7 +166,6 @@ function render() {
       if (i >= 2 && i <= 4) td.className = "num";
       row.appendChild(td);
     });
-    row.onclick = () => select(name);
     return row;
   }));
   $("services").replaceChildren(...[...services.values()].map((s) => {
@@ -175,6 +174,20 @@ function render() {
     return li;
   }));
 }
+
+// The topic list and the message view are redrawn while they are read (the
+// figures every second, the message ten times a second): an element under
+// the pointer may be replaced between its press and its release, and a
+// browser then sends the click to neither. So a press is what selects.
+function onPress(container, attribute, action) {
+  container.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    const hit = e.target.closest("[" + attribute + "]");
+    if (hit && container.contains(hit)) action(hit.getAttribute(attribute));
+  });
+}
+onPress($("topics").tBodies[0], "data-topic", select);
+onPress($("message"), "data-path", (path) => { if (selected) startPlot(selected.topic, path); });
 
 // ---------------------------------------------------------------- one topic
 
@@ -247,7 +260,6 @@ function writeValue(out, value, path, indent) {
     span.dataset.path = path;
     span.textContent = String(value);
     span.title = "plot " + path;
-    span.onclick = () => startPlot(selected.topic, path);
     out.append(span);
   } else {
     out.append(JSON.stringify(value));

@@ -72,6 +72,25 @@ function decodePng(png) {
   return { width, height, pixels: out };
 }
 
+// Waits for a condition in the page; on a timeout, fails with what the page
+// and the bridge had done, so that a failure in CI says where it stopped.
+async function waitOrExplain(page, fn, arg, timeout, what) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout });
+  } catch (err) {
+    const state = await page.evaluate(() => ({
+      ...window.geckoPage,
+      connection: document.getElementById("connection").textContent,
+      status: document.getElementById("status-line").textContent,
+      selected: document.getElementById("selected-title").textContent,
+      plot: document.getElementById("plot-title").textContent,
+    })).catch((e) => `page unreadable: ${e.message}`);
+    const stats = await fetch(`${bridge.http}/api/stats`).then((r) => r.text()).catch((e) => e.message);
+    const figures = await fetch(`${bridge.http}/api/topics`).then((r) => r.text()).catch((e) => e.message);
+    throw new Error(`waiting for ${what}: ${err.message}\npage: ${JSON.stringify(state)}\nbridge: ${stats}\ntopics: ${figures}`);
+  }
+}
+
 test("the page lists the topics, plots a 100 Hz field, draws the camera, and publishes to a C++ subscriber", async () => {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const external = [];
@@ -84,14 +103,17 @@ test("the page lists the topics, plots a 100 Hz field, draws the camera, and pub
   await page.waitForFunction(() => window.geckoPage.topics.includes("imu") && window.geckoPage.topics.includes("camera"), null, { timeout: 30000 });
   await page.waitForSelector('tr[data-topic="imu"] td:nth-child(2):has-text("gecko.msgs.Imu")', { timeout: 30000 });
 
-  // Plot accel.x of imu: click the topic, then the field.
-  await page.click('tr[data-topic="imu"]');
+  // Plot accel.x of imu: click the topic, then the field, as a person does
+  // (250 ms between press and release, while the page redraws the message
+  // ten times a second).
+  await page.click('tr[data-topic="imu"]', { delay: 250 });
   await page.waitForSelector('span.field[data-path="accel.x"]', { timeout: 30000 });
-  await page.click('span.field[data-path="accel.x"]');
+  await page.click('span.field[data-path="accel.x"]', { delay: 250 });
   // 150 points of a 100 Hz field; under a sanitizer the bridge (camera frames
   // transcoded beside it) is several times slower: fewer points, a longer bound.
   const points = sanitized ? 30 : 150;
-  await page.waitForFunction((n) => window.geckoPage.plotPoints >= n, points, { timeout: sanitized ? 120000 : 30000 });
+  await waitOrExplain(page, (n) => window.geckoPage.plotPoints >= n, points, sanitized ? 120000 : 30000,
+    `${points} plot points`);
 
   // The publish form of imu's fields reaches a C++ subscriber.
   const echo = key.run(program("GECKO_CLI_PATH"), ["echo", "imu", "--json"]);
@@ -120,7 +142,7 @@ test("the page lists the topics, plots a 100 Hz field, draws the camera, and pub
   assert.ok(line > 50, `the plot in the screenshot has ${line} pixels of its line`);
 
   // The camera as an image with pixels that are not blank.
-  await page.click('tr[data-topic="camera"]');
+  await page.click('tr[data-topic="camera"]', { delay: 250 });
   await page.waitForFunction(() => window.geckoPage.imageFrames >= 3, null, { timeout: 30000 });
   const distinct = await page.evaluate(() => {
     const c = document.getElementById("image");
