@@ -431,9 +431,13 @@ int record(const std::vector<std::string>& args) {
                    "messages the recorder's subscription queues before it drops (counted) (default 10000)");
     parser.flag("--json", s.json, "also write a json + jsonschema twin of each topic, as /json/TOPIC (for Foxglove's panels)");
     parser.flag("--sync", s.writer.sync, "fdatasync each chunk (survives a power loss; slower)");
+    bool inline_writer = false;
+    parser.flag("--inline-writer", inline_writer,
+                "compress and write chunks on the receiving thread (default: a thread of their own; for comparison)");
     parser.flag("--quiet", s.quiet, "no progress line and no summary");
     parser.positionals(s.topics, "[TOPIC or GLOB ...]");
     if (auto done = parse(parser, args)) return *done;
+    s.writer.background = !inline_writer;
     if (s.output.empty()) {
         std::fprintf(stderr, "gecko record: give the file to write with -o FILE\nTry 'gecko record --help'.\n");
         return exit_usage;

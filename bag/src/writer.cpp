@@ -4,7 +4,13 @@
 #include <gecko/error.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "compression.hpp"
 #include "file.hpp"
@@ -14,12 +20,27 @@ namespace gecko::bag {
 namespace detail {
 
 class WriterImpl {
+    // A full chunk's records and message index entries, on their way to the file.
+    struct PendingChunk {
+        Bytes records;
+        std::vector<std::pair<std::uint16_t, std::vector<std::pair<Timestamp, std::uint64_t>>>> index;
+        std::uint64_t messages = 0;
+        Timestamp start = 0, end = 0;
+    };
+
 public:
     WriterImpl(const std::string& path, WriterOptions options) : options_(std::move(options)), file_(path) {
         Bytes b(magic, magic + sizeof magic);
         write(b, Header{options_.profile, options_.library});
         emit(b);
+        file_bytes_ = file_.position();
+        if (options_.background) {
+            if (options_.background_chunks == 0) options_.background_chunks = 1;
+            worker_ = std::thread([this] { run_worker(); });
+        }
     }
+
+    ~WriterImpl() { stop_worker(); }
 
     std::uint16_t add_schema(Schema s) {
         for (const auto& [id, known] : schemas_)
@@ -71,6 +92,7 @@ public:
     void message(std::uint16_t channel, std::uint32_t sequence, Timestamp log_time, Timestamp publish_time,
                  const std::uint8_t* data, std::size_t size) {
         if (closed_) throw Error(Errc::closed, "'" + file_.path() + "' is closed");
+        if (failed_.load(std::memory_order_relaxed)) rethrow_failure();
         if (channel != last_channel_ || !last_index_) {
             if (!channels_.count(channel))
                 throw Error(Errc::invalid_argument, "no channel " + std::to_string(channel) + " in '" + file_.path() + "'");
@@ -94,38 +116,96 @@ public:
             stats_.message_end_time = std::max(stats_.message_end_time, log_time);
         }
         ++*last_count_;
-        if (chunk_.size() >= options_.chunk_size) flush();
+        if (chunk_.size() >= options_.chunk_size) hand_over();
     }
 
     void metadata(const Metadata& m) {
         if (closed_) throw Error(Errc::closed, "'" + file_.path() + "' is closed");
+        drain();  // after the chunks handed over before it
         Bytes b;
         write(b, m);
         metadata_index_.push_back(MetadataIndex{file_.position(), b.size(), m.name});
         emit(b);
+        file_bytes_ = file_.position();
     }
 
     void attachment(const Attachment& a) {
         if (closed_) throw Error(Errc::closed, "'" + file_.path() + "' is closed");
+        drain();
         Bytes b;
         write(b, a, options_.crc);
         attachment_index_.push_back(
             AttachmentIndex{file_.position(), b.size(), a.log_time, a.create_time, a.data.size(), a.name, a.media_type});
         emit(b);
+        file_bytes_ = file_.position();
     }
 
+    /// Writes the current chunk and waits until everything handed over is in the file.
     void flush() {
-        if (chunk_.empty() || closed_) return;
+        if (closed_) return;
+        hand_over();
+        drain();
+    }
+
+    /// The current chunk, with its message indexes, to the file: on the
+    /// worker (waiting while `background_chunks` wait already) or here.
+    void hand_over() {
+        if (chunk_.empty()) return;
+        PendingChunk c;
+        c.records.swap(chunk_);
+        c.messages = chunk_messages_;
+        c.start = chunk_start_;
+        c.end = chunk_end_;
+        for (auto& [channel, entries] : index_) {
+            if (entries.empty()) continue;
+            c.index.emplace_back(channel, std::move(entries));
+            entries.clear();
+        }
+        chunk_messages_ = 0;
+        if (!worker_.joinable()) {
+            write_chunk(c);
+            recycle(std::move(c.records));
+        } else {
+            std::unique_lock<std::mutex> lock(mutex_);
+            room_.wait(lock, [&] { return queue_.size() < options_.background_chunks || failed_; });
+            if (failed_) {
+                lock.unlock();
+                rethrow_failure();
+            }
+            queued_bytes_ += c.records.size();
+            queue_.push_back(std::move(c));
+            work_.notify_one();
+            for (auto& b : returned_) spare_.push_back(std::move(b));
+            returned_.clear();
+        }
+        if (!spare_.empty()) {
+            chunk_.swap(spare_.back());
+            spare_.pop_back();
+        }
+    }
+
+    /// Waits until the worker has written every chunk handed to it; rethrows its failure.
+    void drain() {
+        if (worker_.joinable()) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            room_.wait(lock, [&] { return (queue_.empty() && !busy_) || failed_; });
+            for (auto& b : returned_) spare_.push_back(std::move(b));
+            returned_.clear();
+        }
+        if (failed_) rethrow_failure();
+    }
+
+    void write_chunk(PendingChunk& c) {
         ChunkInfo info;
-        info.message_start_time = chunk_messages_ ? chunk_start_ : 0;
-        info.message_end_time = chunk_messages_ ? chunk_end_ : 0;
-        info.uncompressed_size = chunk_.size();
-        info.uncompressed_crc = options_.crc ? crc32(0, chunk_.data(), chunk_.size()) : 0;
+        info.message_start_time = c.messages ? c.start : 0;
+        info.message_end_time = c.messages ? c.end : 0;
+        info.uncompressed_size = c.records.size();
+        info.uncompressed_crc = options_.crc ? crc32(0, c.records.data(), c.records.size()) : 0;
         info.compression = to_string(options_.compression);
-        const std::uint8_t* records = chunk_.data();
-        std::size_t records_size = chunk_.size();
+        const std::uint8_t* records = c.records.data();
+        std::size_t records_size = c.records.size();
         if (options_.compression != Compression::none) {
-            compress(options_.compression, options_.compression_level, chunk_.data(), chunk_.size(), compressed_);
+            compress(options_.compression, options_.compression_level, c.records.data(), c.records.size(), compressed_);
             records = compressed_.data();
             records_size = compressed_.size();
         }
@@ -153,11 +233,9 @@ public:
         ci.uncompressed_size = info.uncompressed_size;
         tail_.clear();
         const std::uint64_t indexes_at = ci.chunk_start_offset + ci.chunk_length;
-        for (auto& [channel, entries] : index_) {
-            if (entries.empty()) continue;
+        for (auto& [channel, entries] : c.index) {
             ci.message_index_offsets[channel] = indexes_at + tail_.size();
             write(tail_, MessageIndex{channel, std::move(entries)});
-            entries.clear();
         }
         ci.message_index_length = tail_.size();
         emit(head_);
@@ -168,16 +246,79 @@ public:
             ++syncs_;
         }
         chunk_indexes_.push_back(std::move(ci));
-        ++stats_.chunk_count;
-        uncompressed_bytes_ += chunk_.size();
-        chunk_.clear();
-        chunk_messages_ = 0;
-        if (chunk_.capacity() > 4 * options_.chunk_size + (16u << 20)) Bytes().swap(chunk_);  // after one huge message
+        ++chunks_;
+        uncompressed_bytes_ += c.records.size();
+        file_bytes_ = file_.position();
+    }
+
+    // A chunk buffer back for reuse (kept unless one huge message grew it).
+    void recycle(Bytes&& b) {
+        if (b.capacity() > 4 * options_.chunk_size + (16u << 20) || spare_.size() >= 2) return;
+        b.clear();
+        spare_.push_back(std::move(b));
+    }
+
+    void run_worker() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            work_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+            if (queue_.empty()) return;
+            PendingChunk c = std::move(queue_.front());
+            queue_.pop_front();
+            busy_ = true;
+            lock.unlock();
+            std::exception_ptr error;
+            if (!failed_) {
+                try {
+                    write_chunk(c);
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            }
+            lock.lock();
+            busy_ = false;
+            queued_bytes_ -= c.records.size();
+            if (error) {
+                failure_ = error;
+                failed_ = true;
+            }
+            if (returned_.size() < 2 && c.records.capacity() <= 4 * options_.chunk_size + (16u << 20)) {
+                c.records.clear();
+                returned_.push_back(std::move(c.records));
+            }
+            room_.notify_all();
+        }
+    }
+
+    void stop_worker() {
+        if (!worker_.joinable()) return;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stopping_ = true;
+        }
+        work_.notify_one();
+        worker_.join();
+    }
+
+    [[noreturn]] void rethrow_failure() {
+        std::exception_ptr e;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            e = failure_;
+        }
+        std::rethrow_exception(e);
     }
 
     void close() {
         if (closed_) return;
-        flush();
+        try {
+            flush();
+        } catch (...) {
+            closed_ = true;
+            stop_worker();
+            throw;
+        }
+        stop_worker();
         Bytes end;
         write_data_end(end, options_.crc ? data_crc_ : 0);
         emit(end);
@@ -199,6 +340,7 @@ public:
         group(Opcode::metadata_index, [&] { for (const auto& r : metadata_index_) write(s, r); });
         stats_.schema_count = static_cast<std::uint16_t>(schemas_.size());
         stats_.channel_count = static_cast<std::uint32_t>(channels_.size());
+        stats_.chunk_count = static_cast<std::uint32_t>(chunks_);
         stats_.attachment_count = static_cast<std::uint32_t>(attachment_index_.size());
         stats_.metadata_count = static_cast<std::uint32_t>(metadata_index_.size());
         group(Opcode::statistics, [&] { write(s, stats_); });
@@ -227,10 +369,10 @@ public:
     WriterStats stats() const {
         WriterStats w;
         w.messages = stats_.message_count;
-        w.chunks = stats_.chunk_count;
-        w.file_bytes = file_.position();
+        w.chunks = chunks_;
+        w.file_bytes = file_bytes_;
         w.uncompressed_bytes = uncompressed_bytes_;
-        w.pending_bytes = chunk_.size();
+        w.pending_bytes = chunk_.size() + queued_bytes_;
         w.syncs = syncs_;
         w.message_start_time = stats_.message_start_time;
         w.message_end_time = stats_.message_end_time;
@@ -251,7 +393,8 @@ private:
     WriterOptions options_;
     OutFile file_;
     std::uint32_t data_crc_ = 0;
-    std::uint64_t syncs_ = 0;
+    // Written by whichever thread writes chunks, read by stats() on the caller's.
+    std::atomic<std::uint64_t> syncs_{0}, chunks_{0}, uncompressed_bytes_{0}, file_bytes_{0}, queued_bytes_{0};
     bool closed_ = false;
     std::map<std::uint16_t, Schema> schemas_;
     std::map<std::uint16_t, Channel> channels_;
@@ -263,11 +406,21 @@ private:
     std::uint64_t* last_count_ = nullptr;
     std::uint64_t chunk_messages_ = 0;
     Timestamp chunk_start_ = 0, chunk_end_ = 0;
-    std::uint64_t uncompressed_bytes_ = 0;
     std::vector<ChunkIndex> chunk_indexes_;
     std::vector<MetadataIndex> metadata_index_;
     std::vector<AttachmentIndex> attachment_index_;
     Statistics stats_;
+    std::vector<Bytes> spare_;  // chunk buffers to reuse (the caller's)
+
+    // The background worker (WriterOptions::background) and what it shares.
+    std::thread worker_;
+    std::mutex mutex_;
+    std::condition_variable work_, room_;
+    std::deque<PendingChunk> queue_;
+    std::vector<Bytes> returned_;  // buffers the worker is done with
+    bool busy_ = false, stopping_ = false;
+    std::atomic<bool> failed_{false};
+    std::exception_ptr failure_;
 };
 
 }  // namespace detail

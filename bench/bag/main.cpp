@@ -338,7 +338,7 @@ struct Rig {
 
 // A 64 B stream: what a plain subscriber, a key-wide one (both in this process) and `gecko record` (a process) receive per second.
 void bench_keepup(Rig& rig, const std::string& dir, double seconds, int reps, bool markdown) {
-    std::vector<double> plain, keywide, recorder, plain_sent, keywide_sent, rec_sent;
+    std::vector<double> plain, keywide, recorder, plain_sent, keywide_sent, rec_sent, recorder_inline, rec_inline_sent;
     std::uint64_t rec_drops = 0;
     for (int rep = 0; rep < reps; ++rep) {
         for (const bool key_wide : {false, true}) {  // A: a plain subscriber; A': a key-wide one, as the recorder's
@@ -367,9 +367,11 @@ void bench_keepup(Rig& rig, const std::string& dir, double seconds, int reps, bo
             std::fprintf(stderr, "  %s subscriber: %llu of %llu\n", key_wide ? "key-wide" : "plain",
                          static_cast<unsigned long long>(got), static_cast<unsigned long long>(s.count));
         }
-        {  // B: gecko record
+        for (const bool inline_writer : {false, true}) {  // B: gecko record; B': chunks written on its receiving thread
             const std::string file = dir + "/keepup.mcap", out = dir + "/sent.txt";
-            const pid_t rec = spawn({GECKO_CLI_PATH, "record", "-o", file, "bench/small", "--quiet", "--queue", "10000"});
+            std::vector<std::string> command{GECKO_CLI_PATH, "record", "-o", file, "bench/small", "--quiet", "--queue", "10000"};
+            if (inline_writer) command.push_back("--inline-writer");
+            const pid_t rec = spawn(command);
             const pid_t pub = spawn({rig.self, "--publish", rig.key, rig.core.address, "small", fmt(seconds, 3)}, out.c_str());
             reap(pub);
             ::kill(rec, SIGINT);  // as Ctrl-C: the recorder writes what it has queued, and closes the file
@@ -379,9 +381,10 @@ void bench_keepup(Rig& rig, const std::string& dir, double seconds, int reps, bo
             const std::uint64_t got = r.statistics() ? r.statistics()->message_count : 0;
             for (const auto& m : r.metadata())
                 if (m.name == gecko::bag::keys::drops_record) rec_drops = std::stoull(m.metadata.at("total"));
-            recorder.push_back(static_cast<double>(got) / std::max(1e-9, s.seconds));
-            rec_sent.push_back(static_cast<double>(s.count) / std::max(1e-9, s.seconds));
-            std::fprintf(stderr, "  gecko record: %llu of %llu (drops in the file: %llu)\n", static_cast<unsigned long long>(got),
+            (inline_writer ? recorder_inline : recorder).push_back(static_cast<double>(got) / std::max(1e-9, s.seconds));
+            (inline_writer ? rec_inline_sent : rec_sent).push_back(static_cast<double>(s.count) / std::max(1e-9, s.seconds));
+            std::fprintf(stderr, "  gecko record%s: %llu of %llu (drops in the file: %llu)\n",
+                         inline_writer ? " --inline-writer" : "", static_cast<unsigned long long>(got),
                          static_cast<unsigned long long>(s.count), static_cast<unsigned long long>(rec_drops));
             ::unlink(file.c_str());
         }
@@ -395,6 +398,8 @@ void bench_keepup(Rig& rig, const std::string& dir, double seconds, int reps, bo
                       fmt(median(keywide) / median(plain), 2)});
     t.rows.push_back({"gecko record (to MCAP, zstd)", fmt(median(rec_sent), 0), fmt(median(recorder), 0),
                       fmt(median(recorder) / median(plain), 2)});
+    t.rows.push_back({"gecko record --inline-writer (chunks compressed on its receiving thread)", fmt(median(rec_inline_sent), 0),
+                      fmt(median(recorder_inline), 0), fmt(median(recorder_inline) / median(plain), 2)});
     t.notes = {"received/s: messages the receiver kept, over the publisher's sending time; the rest were counted as drops "
                "(by the recorder: into the file's gecko.drops)"};
     t.print(markdown);

@@ -9,6 +9,9 @@
 #include <gecko/bag/writer.hpp>
 #include <gecko/error.hpp>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <functional>
 #include <string>
 #include <vector>
@@ -393,4 +396,89 @@ TEST_CASE("channels and schemas keep their ids when copied, and conflicting ids 
     bag::Reader r(dir.path("ids.mcap"));
     CHECK(r.channels().at(300).schema_id == 9);
     CHECK(r.schemas().at(9).name == "T");
+}
+
+TEST_CASE("a Writer whose chunks are written on its own thread writes the same bytes, and flush() puts them in the file",
+          "[bag]") {
+    Scratch dir;
+    for (auto c : {bag::Compression::none, bag::Compression::lz4, bag::Compression::zstd}) {
+        INFO("compression '" << bag::to_string(c) << "'");
+        bag::WriterOptions o;
+        o.compression = c;
+        o.chunk_size = 8 * 1024;
+        const auto inline_path = dir.path("inline.mcap"), background_path = dir.path("background.mcap");
+        write_sample(inline_path, o, 5000);
+        o.background = true;
+        o.background_chunks = 1;  // the caller waits on the thread as often as it can
+        write_sample(background_path, o, 5000);
+        const auto a = bag_test::read_file(inline_path), b = bag_test::read_file(background_path);
+        CHECK(a.size() > 100 * 1024);
+        CHECK(a == b);
+    }
+
+    bag::WriterOptions o;
+    o.background = true;
+    o.chunk_size = 1u << 20;  // nothing fills it: only flush() writes a chunk
+    bag::Writer w(dir.path("open.mcap"), o);
+    const auto ch = w.add_channel("imu", "msgpack");
+    const std::vector<std::uint8_t> payload(100, 0x5a);
+    for (int i = 0; i < 50; ++i) w.write(ch, static_cast<std::uint32_t>(i), 1000 + i, 1000 + i, payload.data(), payload.size());
+    CHECK(w.stats().pending_bytes > 5000);
+    w.flush();
+    CHECK(w.stats().pending_bytes == 0);
+    CHECK(w.stats().chunks == 1);
+    bag::Reader open_file(dir.path("open.mcap"));  // no summary yet: scanned
+    std::size_t seen = 0;
+    open_file.read_messages({}, [&](const bag::Channel&, const bag::MessageView&) { return ++seen, true; });
+    CHECK(seen == 50);
+}
+
+TEST_CASE("a disk error on the Writer's thread is thrown by the caller's next call, naming the file", "[bag]") {
+    Scratch dir;
+    // A file size limit stands in for a full disk: writes past it fail with EFBIG.
+    struct FileSizeLimit {
+        rlimit saved{};
+        void (*handler)(int) = nullptr;
+        explicit FileSizeLimit(rlim_t bytes) {
+            handler = std::signal(SIGXFSZ, SIG_IGN);
+            ::getrlimit(RLIMIT_FSIZE, &saved);
+            rlimit r = saved;
+            r.rlim_cur = bytes;
+            ::setrlimit(RLIMIT_FSIZE, &r);
+        }
+        ~FileSizeLimit() {
+            ::setrlimit(RLIMIT_FSIZE, &saved);
+            std::signal(SIGXFSZ, handler);
+        }
+    };
+    bag::WriterOptions o;
+    o.background = true;
+    o.compression = bag::Compression::none;
+    o.chunk_size = 16 * 1024;
+    const auto path = dir.path("full.mcap");
+    std::string error;
+    std::uint64_t written = 0;
+    {
+        FileSizeLimit limit(64 * 1024);
+        bag::Writer w(path, o);
+        const auto ch = w.add_channel("imu", "msgpack");
+        const std::vector<std::uint8_t> payload(1000, 0x5a);
+        try {
+            for (int i = 0; i < 10000; ++i) {  // 10 MB: far past the limit
+                w.write(ch, static_cast<std::uint32_t>(i), 1000 + i, 1000 + i, payload.data(), payload.size());
+                ++written;
+            }
+            w.close();
+        } catch (const Error& e) {
+            error = e.what();
+            CHECK(e.code() == Errc::transport);
+        }
+    }
+    CHECK(written < 10000);  // the error stopped the writing, not the end of the loop
+    CHECK(error.find(path) != std::string::npos);
+    bag::Reader cut(path);  // what reached the file is whole chunks
+    std::size_t seen = 0;
+    cut.read_messages({}, [&](const bag::Channel&, const bag::MessageView&) { return ++seen, true; });
+    CHECK(seen > 0);
+    CHECK(seen < written);
 }

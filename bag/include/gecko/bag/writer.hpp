@@ -8,7 +8,8 @@
 /// indexed and stream readers) open the result.
 ///
 /// Crash safety: a chunk goes to the file whole, in one write, when it
-/// reaches WriterOptions::chunk_size or on flush(). A process killed with
+/// reaches WriterOptions::chunk_size or on flush() (with
+/// WriterOptions::background, as soon as the Writer's thread has compressed it). A process killed with
 /// -9 leaves a file readable up to its last complete chunk (Reader scans it;
 /// recover() in repair.hpp rewrites it with a summary). Schemas and
 /// channels go into the chunk of their first message, so a truncated file
@@ -49,6 +50,16 @@ struct WriterOptions {
     /// fdatasync after each chunk: a chunk written survives a power loss, not
     /// only a crash of the process. Costs a disk flush per chunk.
     bool sync = false;
+    /// Compress, checksum and write chunks on a thread of the Writer's own, so
+    /// that write() only appends to memory: a recorder keeps receiving while
+    /// a chunk is compressed. Files are byte for byte those of a Writer
+    /// without it. flush(), add_metadata(), add_attachment() and close() wait
+    /// for the chunks handed over before them; a disk error on the thread is
+    /// thrown by the next call.
+    bool background = false;
+    /// With `background`: how many full chunks may wait for the thread before
+    /// write() waits for it (memory: this many × chunk_size, plus the one filling).
+    std::size_t background_chunks = 2;
 };
 
 /// What a Writer has written so far.
