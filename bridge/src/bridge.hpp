@@ -108,6 +108,7 @@ private:
     void remove_service(const std::string& name);
     void sync_feed(Topic& topic);  // a Gecko subscription exactly while someone wants it
     void open_feed(Topic& topic);
+    void deliver_pending(const std::shared_ptr<Feed>& feed);  // the frames the node's thread queued
     void deliver(const std::shared_ptr<Feed>& feed, const std::shared_ptr<const Frame>& frame);
     void refine(const std::shared_ptr<Feed>& feed, std::string schema);
     void probe_done(const std::string& topic, std::uint64_t generation);

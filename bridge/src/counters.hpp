@@ -27,6 +27,7 @@ struct Counters {
     X(messages_sent)          /* MessageData frames written */                                      \
     X(bytes_sent)             /* their bytes */                                                     \
     X(drops)                  /* messages dropped for a slow client */                              \
+    X(feed_drops)             /* messages dropped before any client's queue: the io thread behind */ \
     X(control_overflows)      /* clients disconnected for not reading their control messages */     \
     X(stalled)                /* clients disconnected for a write that never finished */            \
     X(transcode_errors)       /* Gecko messages that could not be turned into JSON */               \

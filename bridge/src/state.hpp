@@ -29,6 +29,10 @@ struct Bridge::Feed {
     bool infer = false;                ///< no declared schema: learn one from the messages
     std::mutex inference_mutex;
     SchemaInference inference;
+    // Frames on their way from the node's thread to the io thread: one post
+    // per batch, not per message; bounded, the oldest dropped (feed_drops).
+    std::mutex pending_mutex;
+    std::deque<std::shared_ptr<const Frame>> pending;
     RawSubscriber subscriber;
 };
 

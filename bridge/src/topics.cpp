@@ -18,6 +18,9 @@ namespace gecko::bridge {
 
 namespace {
 
+// Frames a topic may have waiting for the io thread (beyond them, the oldest go).
+constexpr std::size_t kPendingFrames = 4096;
+
 std::pair<std::string, std::string> split_service_type(const std::string& type) {
     const auto arrow = type.find("->");
     if (arrow == std::string::npos) return {type, ""};
@@ -273,9 +276,18 @@ void Bridge::open_feed(Topic& t) {
                 });
         }
         if (!frame->msgpack && !frame->json) return;
-        boost::asio::post(io_, [self, feed, frame = std::shared_ptr<const Frame>(std::move(frame))] {
-            self->deliver(feed, frame);
-        });
+        bool first = false;
+        {
+            std::lock_guard<std::mutex> lock(feed->pending_mutex);
+            first = feed->pending.empty();
+            if (feed->pending.size() >= kPendingFrames) {
+                feed->pending.pop_front();
+                counters_.feed_drops.fetch_add(1, std::memory_order_relaxed);
+            }
+            feed->pending.push_back(std::move(frame));
+        }
+        // The io thread takes the whole batch: a busy topic costs one wake-up per batch.
+        if (first) boost::asio::post(io_, [self, feed] { self->deliver_pending(feed); });
     });
     t.feed = std::move(feed);
 }
@@ -299,6 +311,15 @@ void Bridge::refine(const std::shared_ptr<Feed>& feed, std::string schema) {
         return;
     }
     readvertise_json(t, std::move(schema));
+}
+
+void Bridge::deliver_pending(const std::shared_ptr<Feed>& feed) {
+    std::deque<std::shared_ptr<const Frame>> batch;
+    {
+        std::lock_guard<std::mutex> lock(feed->pending_mutex);
+        batch.swap(feed->pending);
+    }
+    for (const auto& frame : batch) deliver(feed, frame);
 }
 
 void Bridge::deliver(const std::shared_ptr<Feed>& feed, const std::shared_ptr<const Frame>& frame) {
