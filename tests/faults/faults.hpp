@@ -34,6 +34,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -134,6 +135,7 @@ inline std::map<std::string, long long> fields_of(const std::string& line) {
 
 /// gecko_fault_victim (victim.cpp) started with `args`, its log captured.
 struct Victim {
+    std::shared_ptr<gecko::test::TempDir> ipc_dir;  // its ipc sockets, unless the test gave GECKO_IPC_DIR (outlives proc)
     Process proc;
     std::uint64_t id = 0;
     std::vector<std::string> locators;
@@ -141,11 +143,17 @@ struct Victim {
     static Victim start(const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
         SpawnOptions o;
         o.env = std::move(env);
+        // A victim killed with -9 leaves its sockets behind: in a directory of the test's own, never /tmp.
+        std::shared_ptr<gecko::test::TempDir> dir;
+        if (!o.env.count("GECKO_IPC_DIR")) {
+            dir = std::make_shared<gecko::test::TempDir>();
+            o.env.emplace("GECKO_IPC_DIR", dir->path());
+        }
         o.env.emplace("GECKO_LOG", "info");
         o.stderr_mode = Stderr::capture;
         for (const char* v : {"GECKO_KEY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_INTERFACE"})
             if (!o.env.count(v)) o.unset_env.push_back(v);
-        Victim v{Process::spawn(GECKO_FAULT_VICTIM, args, o), 0, {}};
+        Victim v{dir, Process::spawn(GECKO_FAULT_VICTIM, args, o), 0, {}};
         const auto line = v.proc.wait_for_line("ready", 10s);
         if (!line) {
             v.proc.err().drain(200ms);

@@ -424,8 +424,10 @@ TEST_CASE("{\"data\": \"text\"} sent as gecko.msgs.Bytes is a decode error, coun
 TEST_CASE("a call to a service no server offers fails with no_peer well under its timeout", "[faults][item13][node]") {
     const auto key = unique_key("nopeer");
     auto core = gecko::test::start_core(GECKOCORE_PATH, key);
+    gecko::test::TempDir ipc_dir;
     SpawnOptions o;
-    o.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_LOG", "warn"}};
+    o.env = {{"GECKO_CORE", core.address()}, {"GECKO_NO_MULTICAST", "1"}, {"GECKO_LOG", "warn"},
+             {"GECKO_IPC_DIR", ipc_dir.path()}};
     o.unset_env = {"GECKO_KEY", "GECKO_MULTICAST", "GECKO_INTERFACE"};
     o.stderr_mode = Stderr::merge;
     auto client = Process::spawn(GECKO_FAULT_VICTIM, {"client", "--service", "nobody", "--timeout-ms", "5000", "--key", key}, o);
