@@ -19,6 +19,10 @@
 
 namespace gecko::bridge {
 
+namespace academy {
+class Academy;
+}
+
 struct ServerOptions {
     std::string address = "127.0.0.1";        ///< where to listen; loopback by default
     unsigned short port = 8765;               ///< 0: any free port (the bound one is port())
@@ -44,6 +48,9 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
+    /// Serves the academy's endpoints (/academy/manager, /academy/code,
+    /// /academy/gui) beside the Foxglove one. Call before start().
+    void serve_academy(std::shared_ptr<academy::Academy> academy);
     void start();
     void stop();
     unsigned short port() const noexcept;

@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: Apache-2.0
+# gecko-bridge's RoboticsAcademy endpoints (docs/ACADEMY.md) against the real
+# programs on loopback: geckocore, gecko-bridge --academy (whose manager's
+# open starts gecko-sim), gecko-controller, and the brain runner the bridge
+# starts. The pages are WebSocket clients of Debian's python3-websockets; the
+# simulation's state is read back through its own services and topics with
+# Gecko's Python package. Every acknowledgement is checked to come after its
+# effect. Run by ctest (tests/bridge/CMakeLists.txt), which sets the paths.
+import asyncio
+import json
+import os
+import sys
+import time
+
+from python_client_test import Key, program
+
+try:
+    import websockets
+except ImportError as err:
+    sys.exit(f"FAIL: this test needs the websockets package (Debian 12: python3-websockets) in {sys.executable}: {err}")
+
+import gecko
+from gecko.msgs.sim import ControlReply, ControlRequest
+
+WAIT = 30  # s: a hang guard, not a speed claim
+
+
+class Page:
+    """One WebSocket client of an academy endpoint; keeps what it was sent."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.seen = []
+
+    async def send(self, message):
+        await self.ws.send(message if isinstance(message, str) else json.dumps(message))
+
+    async def expect(self, matches, what, seconds=WAIT):
+        """The first message (kept or new) for which matches() is true; those before it are dropped."""
+        deadline = time.monotonic() + seconds
+        while True:
+            for i, m in enumerate(self.seen):
+                if matches(m):
+                    del self.seen[: i + 1]
+                    return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {what} within {seconds} s; got: {self.seen[-10:]}")
+            try:
+                self.seen.append(await asyncio.wait_for(self.ws.recv(), left))
+            except asyncio.TimeoutError:
+                pass
+
+
+def order_answer(command):
+    def matches(m):
+        try:
+            j = json.loads(m)
+        except ValueError:
+            return False
+        return j.get("data", {}).get("command") == command
+    return matches
+
+
+async def order(page, command, data=None, seconds=WAIT):
+    """Sends a manager order; returns its answer (PingDone or error) as JSON."""
+    await page.send({"command": command, "data": data or {}})
+    return json.loads(await page.expect(order_answer(command), f"answer to {command}", seconds))
+
+
+def starts(prefix):
+    return lambda m: m.startswith(prefix)
+
+
+class Sim:
+    """The simulation as the test sees it: its status service."""
+
+    def __init__(self, node):
+        self.status_client = node.client("sim/control/status", ControlRequest, ControlReply)
+
+    def status(self):
+        return self.status_client.call(ControlRequest(requester="academy_test"), timeout=20.0).status
+
+
+async def until(check, what, seconds=WAIT):
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def manager_tests(key, manager, code, sim_node):
+    # Before open: refused, and said why.
+    a = await order(manager, "stop")
+    assert a["command"] == "error" and "open" in a["data"]["message"], a
+    await code.send("#play")
+    m = await code.expect(starts("#erro"), "#play refused before open")
+    assert "open" in m, m
+    a = await order(manager, "Ping")
+    assert a["command"] == "PingDone" and a["data"]["simulation_open"] is False, a
+
+    # Bad input: every one answered with an error naming it; the bridge goes on.
+    a = await order(manager, "fly")
+    assert a["command"] == "error" and "unknown command 'fly'" in a["data"]["message"], a
+    await manager.send("this is not JSON")
+    a = json.loads(await manager.expect(order_answer(""), "error for a non-JSON order"))
+    assert a["command"] == "error" and "JSON object" in a["data"]["message"], a
+    a = await order(manager, "evaluate", {"source": "x"})
+    assert a["command"] == "error" and "code" in a["data"]["message"], a
+
+    # evaluate: pyflakes (or compile) finds the problems, with their lines.
+    a = await order(manager, "evaluate", {"code": "import HAL\nx = 1\nHAL.set_joint_targets([x, x])\n"})
+    assert a["command"] == "PingDone" and a["data"]["errors"] == [], a
+    a = await order(manager, "evaluate", {"code": "x = 1\ny = (x +\n"})
+    assert a["command"] == "PingDone" and len(a["data"]["errors"]) == 1, a
+    assert a["data"]["errors"][0]["line"] >= 2 and "syntax" in a["data"]["errors"][0]["message"], a
+    a = await order(manager, "evaluate", {"code": "x = 1\nprint(y)\n"})
+    errors = a["data"]["errors"]
+    assert a["command"] == "PingDone" and [e["line"] for e in errors] == [2] and "'y'" in errors[0]["message"], a
+
+    # open starts the configured gecko-sim and answers once its services do.
+    a = await order(manager, "open")
+    assert a["command"] == "PingDone", a
+    sim = Sim(sim_node)
+    assert sim.status().simulation == "sim"
+
+    # Something steps it: a controller.
+    controller = key.run([program("GECKO_CONTROLLER_PATH"), "--steps", "0", "--rate", "100"])
+    await until(lambda: sim.status().steps > 20, "gecko-controller stepping the simulation")
+
+    # stop: after its PingDone no step is taken (500 ms).
+    a = await order(manager, "stop")
+    assert a["command"] == "PingDone" and a["data"]["status"]["state"] == "paused", a
+    held = sim.status().steps
+    assert held == a["data"]["status"]["steps"], (held, a)
+    await asyncio.sleep(0.5)  # the claim is about a span of time: it is the measurement
+    assert sim.status().steps == held, "the simulation stepped after stop's PingDone"
+
+    a = await order(manager, "resume")
+    assert a["command"] == "PingDone" and a["data"]["status"]["state"] == "running", a
+    await until(lambda: sim.status().steps > held + 20, "steps after resume")
+
+    # reset: after its PingDone, simulated time is 0 (and it is paused).
+    a = await order(manager, "reset")
+    assert a["command"] == "PingDone" and a["data"]["status"]["simulated_time"] == 0, a
+    s = sim.status()
+    assert s.simulated_time == 0 and s.state.wire == "paused", s
+    resets = s.resets
+
+    # A flood of resets: each one done after the one before (never interleaved),
+    # or refused while too many wait; the bridge answers every one.
+    for _ in range(8):
+        await manager.send({"command": "reset", "data": {}})
+    answers = [json.loads(await manager.expect(order_answer("reset"), "an answer to each reset")) for _ in range(8)]
+    done = [a for a in answers if a["command"] == "PingDone"]
+    refused = [a for a in answers if a["command"] == "error"]
+    assert len(done) + len(refused) == 8 and len(done) >= 2, answers
+    assert all("busy" in a["data"]["message"] for a in refused), refused
+    counts = [a["data"]["status"]["resets"] for a in done]
+    assert counts == list(range(resets + 1, resets + 1 + len(done))), counts
+    assert all(a["data"]["status"]["simulated_time"] == 0 for a in done), done
+
+    a = await order(manager, "resume")
+    assert a["command"] == "PingDone", a
+    controller.stop()  # the brain drives it from here on
+    a = await order(manager, "Ping")
+    assert a["command"] == "PingDone" and a["data"]["simulation_open"] is True, a
+
+
+ARM_BRAIN = """\
+import HAL
+target = [0.6, -0.4]
+while True:
+    HAL.set_joint_targets(target)
+"""
+
+
+async def code_tests(key, manager, code, sim_node):
+    # Bad input first: nothing is loaded by code that does not compile.
+    await code.send("#code" + "x = 1\nwhile True:\n    y = (x +\n")
+    m = await code.expect(starts("#erro"), "#erro for a syntax error")
+    e = json.loads(m[5:])
+    assert e["phase"] == "load" and e["line"] >= 3 and "SyntaxError" in e["message"], e
+    await code.send("#play")
+    m = await code.expect(starts("#erro"), "#erro: #play with nothing loaded")
+    assert "no code" in m, m
+    await code.send("#fly")
+    assert "unknown message" in await code.expect(starts("#erro"), "#erro for an unknown message")
+    await code.send('#freq{"brain": -3}')
+    assert "frequenc" in await code.expect(starts("#erro"), "#erro for a negative frequency")
+
+    # A brain that drives the arm to its target at 50 Hz.
+    joints = sim_node.subscriber("sim/joint_states", gecko.msgs.JointState, latest_only=True)
+    await code.send("#code" + ARM_BRAIN)
+    await code.expect(lambda m: m == "#exec", "#exec")
+    await code.send('#freq{"brain": 50, "gui": 10}')
+    m = await code.expect(starts("#freq"), "#freq report")
+    assert json.loads(m[5:])["brain_target"] == 50, m
+    await code.send("#play")
+    await code.expect(lambda m: m == "#play", "#play acknowledged")
+    reports = []
+    while len(reports) < 4:  # the first second's report includes the start; the later ones are steady
+        reports.append(json.loads((await code.expect(starts("#freq"), "#freq reports while playing"))[5:]))
+    steady = reports[-1]
+    assert abs(steady["brain"] - 50) <= 2.5, reports
+    assert steady["rtf"] > 0, reports
+
+    def reached():
+        js = joints.receive(timeout=0.2)
+        return js is not None and all(abs(p - t) < 0.02 for p, t in zip(js.position, [0.6, -0.4]))
+    await until(reached, "the arm at its target [0.6, -0.4]")
+
+    t0 = time.monotonic()
+    await code.send("#stop")
+    await code.expect(lambda m: m == "#stop", "#stop acknowledged")
+    print(f"arm brain: {steady['brain']:.2f} Hz (target 50), stopped {1000 * (time.monotonic() - t0):.0f} ms after #stop")
+
+    # A brain that raises: the page hears its error with its line, and it stops.
+    await code.send("#code" + "import HAL\nn = 0\nwhile True:\n    n += 1\n    if n == 3:\n        n = 1 / 0\n")
+    await code.expect(lambda m: m == "#exec", "#exec")
+    await code.send("#play")
+    m = await code.expect(starts("#erro"), "#erro from a brain that raises")
+    e = json.loads(m[5:])
+    assert e["phase"] == "run" and e["line"] == 6 and "ZeroDivisionError" in e["message"], e
+    await code.send("#stop")
+    await code.expect(lambda m: m == "#stop", "#stop of a brain that already stopped")
+
+    # A brain that sleeps forever, and one that never returns from its loop:
+    # #stop ends each at once, and the bridge answers others meanwhile.
+    for name, brain in (("sleeps", "import time\nwhile True:\n    time.sleep(1000)\n"),
+                        ("spins", "while True:\n    while True:\n        pass\n")):
+        await code.send('#freq{"brain": 10}')
+        await code.send("#code" + brain)
+        await code.expect(lambda m: m == "#exec", "#exec")
+        await code.send("#play")
+        await code.expect(lambda m: m == "#play", "#play")
+        await asyncio.sleep(0.3)  # inside its endless iteration (the claim is about a brain already stuck)
+        a = await order(manager, "Ping", seconds=5)
+        assert a["command"] == "PingDone", a
+        t0 = time.monotonic()
+        await code.send("#stop")
+        await code.expect(lambda m: m == "#stop", f"#stop of a brain that {name}")
+        took = time.monotonic() - t0
+        print(f"brain that {name}: stopped {1000 * took:.0f} ms after #stop")
+        assert took < 1.0, f"#stop took {took:.2f} s"
+
+    # A brain that swallows the interruption: its runner is killed, the page
+    # hears #stop, and the code must be sent again.
+    await code.send("#code" + "while True:\n    while True:\n        try:\n            while True:\n                pass\n"
+                              "        except BaseException:\n            pass\n")
+    await code.expect(lambda m: m == "#exec", "#exec")
+    await code.send("#play")
+    await code.expect(lambda m: m == "#play", "#play")
+    await asyncio.sleep(0.3)  # inside its endless iteration
+    t0 = time.monotonic()
+    await code.send("#stop")
+    await code.expect(lambda m: m == "#stop", "#stop of a brain that swallows its interruption")
+    print(f"brain that swallows its interruption: stopped (runner killed) {1000 * (time.monotonic() - t0):.0f} ms after #stop")
+    await code.send("#play")
+    assert "no code" in await code.expect(starts("#erro"), "#erro: the killed runner's code is gone")
+
+    # #rest: the brain starts over (its setup runs again on the next #play).
+    await code.send("#code" + ARM_BRAIN)
+    await code.expect(lambda m: m == "#exec", "#exec")
+    await code.send("#rest")
+    await code.expect(lambda m: m == "#rest", "#rest acknowledged")
+
+
+async def main():
+    key = Key()
+    sim_node = None
+    try:
+        sim_command = f"{program('GECKO_SIM_PATH')} --robots arm --joints 2"
+        bridge = key.run([program("GECKO_BRIDGE_PATH"), "--listen", "127.0.0.1:0", "--academy-sim-command", sim_command,
+                          "--academy-python", sys.executable])
+        port = bridge.line("serving").split("http://127.0.0.1:")[1].split("/")[0]
+        bridge.line("RoboticsAcademy endpoints")
+        core_port = key.env["GECKO_CORE"].split(":")[1]
+        sim_node = gecko.Node(key.key, "academy_test", core=f"127.0.0.1:{core_port}", multicast_enabled=False,
+                              ipc_directory=key.dir)
+        base = f"ws://127.0.0.1:{port}/academy"
+        async with websockets.connect(base + "/manager") as m, websockets.connect(base + "/code") as c:
+            manager, code = Page(m), Page(c)
+            await manager_tests(key, manager, code, sim_node)
+            await code_tests(key, manager, code, sim_node)
+        print("PASS")
+    finally:
+        if sim_node is not None:
+            sim_node.close()
+        key.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
