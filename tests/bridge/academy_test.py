@@ -102,6 +102,9 @@ async def manager_tests(key, manager, code, sim_node):
     assert "open" in m, m
     a = await order(manager, "Ping")
     assert a["command"] == "PingDone" and a["data"]["simulation_open"] is False, a
+    await manager.send({"command": "Ping", "id": 7})
+    a = json.loads(await manager.expect(order_answer("Ping"), "an answer to Ping with an id"))
+    assert a["id"] == 7, a
 
     # Bad input: every one answered with an error naming it; the bridge goes on.
     a = await order(manager, "fly")
