@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
                 });
     args.text("--academy-sim", academy.simulation, "NAME",
               "the simulation the academy controls: services NAME/control/*, topics NAME/* (default sim)");
+    args.text("--academy-image", academy.image_topic, "TOPIC",
+              "the gecko.msgs.Image topic the GUI endpoint shows (default academy/image, where a brain's "
+              "GUI.show_image publishes)");
     args.text("--academy-python", academy.python, "PYTHON",
               "the python3 that runs brains and checks code; it must import gecko (default python3)");
     bridge.node = gecko::NodeOptions::from_args(argc, argv, args, "gecko_bridge");

@@ -273,6 +273,82 @@ async def code_tests(key, manager, code, sim_node):
     await code.expect(lambda m: m == "#rest", "#rest acknowledged")
 
 
+GUI_BRAIN = """\
+import os
+import GUI
+W, H = 640, 480
+noise = os.urandom(W * H * 3)  # incompressible: each JPEG is large, so a page that does not read fills its socket
+n = 0
+while True:
+    n += 1
+    GUI.show_image(noise, width=W, height=H)
+    GUI.show_text("iteration %d" % n)
+"""
+
+
+def jpeg_size(data):
+    """(height, width) from a JPEG's SOF header."""
+    assert data[:2] == b"\xff\xd8" and data[-2:] == b"\xff\xd9", "not a whole JPEG"
+    i = 2
+    while i < len(data):
+        marker, length = data[i + 1], int.from_bytes(data[i + 2:i + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(data[i + 5:i + 7], "big"), int.from_bytes(data[i + 7:i + 9], "big")
+        i += 2 + length
+    raise AssertionError("no SOF marker in the JPEG")
+
+
+def small_socket(port):
+    """A connected socket whose receive buffer stays small (no autotuning):
+    a page that does not read is then seen by the bridge after a few frames."""
+    import socket
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 128 * 1024)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+async def gui_tests(code, base, port):
+    import base64
+    async with websockets.connect(base + "/gui", max_size=None) as g, \
+            websockets.connect(base + "/gui", max_size=None, max_queue=1, sock=small_socket(port)) as slow:
+        gui = Page(g)
+        await code.send('#freq{"brain": 10, "gui": 10}')
+        await code.send("#code" + GUI_BRAIN)
+        await code.expect(lambda m: m == "#exec", "#exec")
+        await code.send("#play")
+        await code.expect(lambda m: m == "#play", "#play")
+
+        first = json.loads((await gui.expect(lambda m: m.startswith("#gui") and '"image"' in m, "a #gui frame with an image"))[4:])
+        assert jpeg_size(base64.b64decode(first["image"])) == (480, 640), first["shape"]
+        assert first["shape"] == [480, 640, 3], first["shape"]
+        assert first["pose"]["names"] == ["arm/joint1", "arm/joint2"] and len(first["pose"]["position"]) == 2, first["pose"]
+        # The GUI frequency: frames over 5 s at 10 Hz, while `slow` reads nothing.
+        t0, frames = time.monotonic(), []
+        while time.monotonic() - t0 < 5.0:
+            frames.append(json.loads((await gui.expect(starts("#gui"), "#gui frames"))[4:]))
+        rate = len(frames) / (time.monotonic() - t0)
+        assert 8.0 <= rate <= 12.0, f"{rate:.1f} frames/s at a GUI frequency of 10 Hz"
+        assert frames[-1]["text"].startswith("iteration "), frames[-1]["text"]
+        report = json.loads((await code.expect(starts("#freq"), "#freq report"))[5:])
+        assert 8.0 <= report["gui"] <= 12.0, report
+
+        # The slow page missed what it did not read: it catches up on the newest
+        # frame after a few (those its socket held), not after every frame made.
+        newest = frames[-1]["frame"]
+        stale = 0
+        while True:
+            f = json.loads((await asyncio.wait_for(slow.recv(), WAIT))[4:])
+            if f["frame"] >= newest:
+                break
+            stale += 1
+        print(f"GUI: {rate:.1f} frames/s of {len(first['image']) // 1024} KiB; a page that read nothing for {newest} "
+              f"frames got {stale} old ones, then the newest")
+        assert stale < newest / 2, f"the slow page was sent {stale} of {newest} old frames"
+        await code.send("#stop")
+        await code.expect(lambda m: m == "#stop", "#stop")
+
+
 async def main():
     key = Key()
     sim_node = None
@@ -290,6 +366,12 @@ async def main():
             manager, code = Page(m), Page(c)
             await manager_tests(key, manager, code, sim_node)
             await code_tests(key, manager, code, sim_node)
+            await gui_tests(code, base, int(port))
+        sim_node.close()
+        sim_node = None
+        bridge.proc.terminate()
+        counters = json.loads(bridge.line("gecko-bridge: academy {").split("academy ", 1)[1])
+        assert counters["gui_frames_replaced"] > 0 and counters["refused_orders"] > 0, counters
         print("PASS")
     finally:
         if sim_node is not None:

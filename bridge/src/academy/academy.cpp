@@ -2,6 +2,7 @@
 #include "academy/academy.hpp"
 
 #include "academy/brain_runner.hpp"
+#include "academy/gui_feed.hpp"
 
 #include <gecko/msgs/sim.hpp>
 #include <gecko/service.hpp>
@@ -93,18 +94,37 @@ void Academy::start() {
     simulation_worker_ = std::make_unique<Worker>();
     check_worker_ = std::make_unique<Worker>();
     BrainRunnerOptions brain;
-    brain.argv = {options_.python, "-m", "gecko.academy.runner", "--simulation", options_.simulation};
+    brain.argv = {options_.python, "-m", "gecko.academy.runner", "--simulation", options_.simulation,
+                  "--image-topic", options_.image_topic};
     brain.environment = node_environment(options_.node);
     brain_ = std::make_unique<BrainRunner>(io_, *this, std::move(brain));
+    GuiFeedOptions gui;
+    gui.image_topic = options_.image_topic;
+    gui.joints_topic = options_.simulation + "/joint_states";
+    std::weak_ptr<Academy> weak = shared_from_this();
+    gui_ = std::make_unique<GuiFeed>(*node_, gui, [this, weak](std::string frame) {
+        boost::asio::post(io_, [weak, frame = std::move(frame)]() mutable {
+            if (auto self = weak.lock()) self->to_gui_pages(std::move(frame));
+        });
+    });
+}
+
+double Academy::gui_frequency() const noexcept { return gui_ ? gui_->measured_frequency() : 0.0; }
+
+void Academy::to_gui_pages(std::string frame) {
+    const auto pages = gui_pages_;
+    for (const auto& page : pages) page->send_latest(frame);
 }
 
 void Academy::stop() {
     brain_.reset();
+    gui_.reset();
     simulation_worker_.reset();  // joins: the simulation is used by no one after this
     check_worker_.reset();
     if (simulation_) simulation_->process.end();
     simulation_.reset();
     code_pages_.clear();
+    gui_pages_.clear();
     node_.reset();
 }
 
@@ -112,21 +132,28 @@ std::string Academy::counters_json() const {
     return json{{"orders", counters_.orders.load()},
                 {"refused_orders", counters_.refused_orders.load()},
                 {"code_messages", counters_.code_messages.load()},
-                {"refused_code", counters_.refused_code.load()}}
+                {"refused_code", counters_.refused_code.load()},
+                {"gui_frames_replaced", counters_.gui_frames_replaced.load()},
+                {"bad_images", gui_ ? gui_->bad_images() : 0}}
         .dump();
 }
 
 void Academy::connected(Endpoint endpoint, const std::shared_ptr<Peer>& peer) {
     if (endpoint == Endpoint::code) code_pages_.insert(peer);
+    if (endpoint == Endpoint::gui) {
+        gui_pages_.insert(peer);
+        if (gui_) gui_->set_watching(true);
+    }
 }
 
 void Academy::disconnected(Endpoint endpoint, Peer* peer) {
-    if (endpoint != Endpoint::code) return;
-    for (auto it = code_pages_.begin(); it != code_pages_.end(); ++it)
+    auto& pages = endpoint == Endpoint::code ? code_pages_ : gui_pages_;
+    for (auto it = pages.begin(); it != pages.end(); ++it)
         if (it->get() == peer) {
-            code_pages_.erase(it);
+            pages.erase(it);
             break;
         }
+    if (endpoint == Endpoint::gui && gui_pages_.empty() && gui_) gui_->set_watching(false);
 }
 
 void Academy::to_code_pages(const std::string& text) {
@@ -324,7 +351,10 @@ void Academy::code_message(const std::shared_ptr<Peer>& peer, std::string_view t
         if ((brain && (*brain <= 0 || *brain > 1000)) || (gui && (*gui <= 0 || *gui > 1000)))
             return refuse("#freq: brain and gui are frequencies in Hz, above 0 and at most 1000");
         if (brain) brain_->set_frequency(*brain);
-        if (gui) brain_->set_gui_frequency(*gui);
+        if (gui) {
+            brain_->set_gui_frequency(*gui);
+            gui_->set_frequency(*gui);
+        }
         brain_->report_frequencies();
     } else {
         refuse("unknown message '" + std::string(name) + "' (known: #code, #play, #stop, #rest, #freq)");

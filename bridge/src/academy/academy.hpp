@@ -8,7 +8,9 @@
 ///   {"command": "error", "data": {"command": NAME, "message": WHY}};
 /// - code: text messages whose first five characters name them (#code,
 ///   #play, #stop, #rest, #freq), carried out by a brain runner process
-///   (python -m gecko.academy.runner, brain_runner.hpp).
+///   (python -m gecko.academy.runner, brain_runner.hpp);
+/// - gui: `#gui` frames (gui_feed.hpp) of the latest image, as a JPEG, the
+///   robot's joints and a text, at the GUI frequency, latest-only.
 ///
 /// Everything here runs on the bridge's I/O thread; the blocking work
 /// (service calls, starting the simulation, checking code) runs on worker
@@ -39,6 +41,7 @@ struct AcademyOptions {
     std::string python = "python3";               ///< runs the brain runner and the code checker (imports gecko)
     std::chrono::milliseconds call_timeout{15000};   ///< a control service's deadline; open's wait for the simulation
     std::size_t max_waiting_orders = 4;           ///< manager orders queued behind a running one; more are refused
+    std::string image_topic = "academy/image";    ///< what the GUI shows (gecko.msgs.Image; the brain's GUI.show_image)
 };
 
 /// The three endpoints, by their WebSocket paths.
@@ -55,9 +58,13 @@ public:
     virtual ~Peer() = default;
     /// Queues a text message.
     virtual void send(std::string text) = 0;
+    /// Sends a frame of a stream of which only the newest matters: it
+    /// replaces one that waits unsent (a slow page never queues frames).
+    virtual void send_latest(std::string frame) = 0;
 };
 
 class BrainRunner;
+class GuiFeed;
 
 /// Bad input and what was done, for the bridge's log at exit.
 struct AcademyCounters {
@@ -65,6 +72,7 @@ struct AcademyCounters {
     std::atomic<std::uint64_t> refused_orders{0};  ///< answered with an error (bad, unknown, too early, busy, failed)
     std::atomic<std::uint64_t> code_messages{0};   ///< code messages received
     std::atomic<std::uint64_t> refused_code{0};    ///< code messages refused
+    std::atomic<std::uint64_t> gui_frames_replaced{0};  ///< GUI frames a slow page never got: a newer one replaced them
 };
 
 class Academy : public std::enable_shared_from_this<Academy> {
@@ -92,7 +100,11 @@ public:
     // ---- from the brain runner, on the I/O thread
     /// Sends `text` to every page on the code endpoint.
     void to_code_pages(const std::string& text);
+    /// Sends `frame` to every page on the GUI endpoint, latest-only.
+    void to_gui_pages(std::string frame);
     bool simulation_open() const noexcept { return open_; }
+    /// GUI frames made per second (0 while no GUI page looks).
+    double gui_frequency() const noexcept;
 
 private:
     void manager_order(const std::shared_ptr<Peer>& peer, std::string_view text);
@@ -107,8 +119,9 @@ private:
     AcademyCounters counters_;
     std::unique_ptr<Node> node_;
     bool open_ = false;
-    std::set<std::shared_ptr<Peer>> code_pages_;
+    std::set<std::shared_ptr<Peer>> code_pages_, gui_pages_;
     std::unique_ptr<BrainRunner> brain_;
+    std::unique_ptr<GuiFeed> gui_;
 
     struct Simulation;                     // used only on simulation_worker_
     std::shared_ptr<Simulation> simulation_;

@@ -155,7 +155,7 @@ void BrainRunner::set_frequency(double hz) {
 
 void BrainRunner::report_frequencies() {
     academy_.to_code_pages("#freq" + json{{"brain", measured_brain_},
-                                          {"gui", 0.0},
+                                          {"gui", academy_.gui_frequency()},
                                           {"rtf", rtf_},
                                           {"brain_target", brain_hz_},
                                           {"gui_target", gui_hz_}}

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <iostream>
+#include <optional>
 
 namespace gecko::bridge::academy {
 
@@ -51,6 +52,13 @@ public:
         write();
     }
 
+    void send_latest(std::string frame) override {
+        if (finished_) return;
+        if (latest_) academy_->counters().gui_frames_replaced.fetch_add(1, std::memory_order_relaxed);
+        latest_ = std::move(frame);
+        write();
+    }
+
 private:
     void read() {
         ws_.async_read(buffer_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
@@ -74,19 +82,26 @@ private:
     }
 
     void write() {
-        if (writing_ || queue_.empty() || finished_) return;
+        if (writing_ || finished_) return;
+        if (!queue_.empty()) {
+            current_ = std::move(queue_.front());
+            queue_.pop_front();
+        } else if (latest_) {
+            current_ = std::move(*latest_);
+            latest_.reset();
+        } else {
+            return;
+        }
         writing_ = true;
         ws_.text(true);
-        ws_.async_write(boost::asio::buffer(queue_.front()),
-                        [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->writing_ = false;
-                            if (ec) {
-                                self->finish();
-                                return;
-                            }
-                            self->queue_.pop_front();
-                            self->write();
-                        });
+        ws_.async_write(boost::asio::buffer(current_), [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+            self->writing_ = false;
+            if (ec) {
+                self->finish();
+                return;
+            }
+            self->write();
+        });
     }
 
     void finish() {
@@ -103,6 +118,8 @@ private:
     SessionOptions options_;
     beast::flat_buffer buffer_;
     std::deque<std::string> queue_;
+    std::optional<std::string> latest_;  // the newest frame not yet written
+    std::string current_;                // the message being written
     bool writing_ = false, finished_ = false;
 };
 

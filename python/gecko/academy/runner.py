@@ -47,6 +47,8 @@ class Runner:
         self.in_brain = False
         self._node = None
         self._hal = None
+        self._gui = None
+        self.image_topic = "academy/image"
 
     # ---- the bridge
 
@@ -99,10 +101,12 @@ class Runner:
     def hal(self):
         if self._hal is None:
             from .. import Node
+            from .gui import Gui
             from .hal import Hal
             self._node = Node(name="brain_runner")
             self._hal = Hal(self._node, self.simulation,
                             log=lambda text: print("brain runner: " + text, file=sys.stderr, flush=True))
+            self._gui = Gui(self._node, self.image_topic)
         return self._hal
 
     def rtf(self):
@@ -124,8 +128,9 @@ class Runner:
     def fresh_state(self):
         self.setup_done = False
         hal = self.hal()
-        self.globals = {"__name__": "__brain__", "__builtins__": __builtins__, "HAL": hal}
-        sys.modules["HAL"] = hal  # import HAL, as in RoboticsAcademy
+        self.globals = {"__name__": "__brain__", "__builtins__": __builtins__, "HAL": hal, "GUI": self._gui}
+        sys.modules["HAL"] = hal  # import HAL, import GUI, as in RoboticsAcademy
+        sys.modules["GUI"] = self._gui
 
     def play(self):
         """Runs the brain until it is interrupted, raises or ends."""
@@ -202,11 +207,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m gecko.academy.runner",
                                      description="runs RoboticsAcademy-style brains for gecko-bridge")
     parser.add_argument("--simulation", default="sim", help="the simulation's name (default sim)")
+    parser.add_argument("--image-topic", default="academy/image", help="where GUI.show_image publishes")
     args = parser.parse_args(argv)
     events = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the brain's print() goes to the log, never into the events
     sys.stdout = sys.stderr
-    Runner(args.simulation, events).run()
+    runner = Runner(args.simulation, events)
+    runner.image_topic = args.image_topic
+    runner.run()
 
 
 if __name__ == "__main__":
