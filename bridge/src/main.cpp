@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 int main(int argc, char** argv) {
     using namespace gecko::bridge;
@@ -69,6 +71,23 @@ int main(int argc, char** argv) {
                     academy_on = true;
                     return academy.simulation_command.empty() ? std::string("empty command") : std::string();
                 });
+    std::vector<long long> academy_ports;
+    args.custom("--academy-ports", "MANAGER,CODE,GUI",
+                "also serve the academy endpoints on ports of their own, every path, as RoboticsAcademy's frontend "
+                "expects them (RoboticsAcademy: 8765,1905,2303; 8765 is the bridge's own default: move --listen). "
+                "Implies --academy",
+                [&](const std::string& v) {
+                    academy_ports.clear();
+                    std::istringstream list(v);
+                    for (std::string item; std::getline(list, item, ',');) {
+                        long long p = 0;
+                        if (const auto why = gecko::OptionParser::parse_integer(item, 0, 65535, p); !why.empty())
+                            return why;
+                        academy_ports.push_back(p);
+                    }
+                    academy_on = true;
+                    return academy_ports.size() == 3 ? std::string() : std::string("wants three ports: MANAGER,CODE,GUI");
+                });
     args.text("--academy-sim", academy.simulation, "NAME",
               "the simulation the academy controls: services NAME/control/*, topics NAME/* (default sim)");
     args.text("--academy-image", academy.image_topic, "TOPIC",
@@ -119,6 +138,17 @@ int main(int argc, char** argv) {
             academy_endpoints->start();
             web.serve_academy(academy_endpoints);
         }
+        std::vector<std::unique_ptr<Server>> academy_servers;  // --academy-ports: manager, code, gui
+        const gecko::bridge::academy::Endpoint endpoints[] = {gecko::bridge::academy::Endpoint::manager,
+                                                              gecko::bridge::academy::Endpoint::code,
+                                                              gecko::bridge::academy::Endpoint::gui};
+        for (std::size_t i = 0; i < academy_ports.size(); ++i) {
+            auto options = server;
+            options.port = static_cast<unsigned short>(academy_ports[i]);
+            academy_servers.push_back(std::make_unique<Server>(io, core, options));
+            academy_servers.back()->serve_academy_only(academy_endpoints, endpoints[i]);
+            academy_servers.back()->start();
+        }
         web.start();
         const std::string scheme = web.tls() ? "https" : "http";
         const std::string host = server.address.find(':') != std::string::npos ? "[" + server.address + "]" : server.address;
@@ -129,9 +159,14 @@ int main(int argc, char** argv) {
             std::cout << "gecko-bridge: RoboticsAcademy endpoints at " << (web.tls() ? "wss" : "ws") << "://" << host
                       << ":" << web.port() << "/academy/{manager,code,gui} for simulation '" << academy.simulation
                       << "'" << std::endl;
+        const char* names[] = {"manager", "code", "gui"};
+        for (std::size_t i = 0; i < academy_servers.size(); ++i)
+            std::cout << "gecko-bridge: RoboticsAcademy " << names[i] << " port at " << (web.tls() ? "wss" : "ws")
+                      << "://" << host << ":" << academy_servers[i]->port() << "/" << std::endl;
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int) {
             web.stop();
+            for (auto& s : academy_servers) s->stop();
             if (academy_endpoints) academy_endpoints->stop();
             core->stop();
             io.stop();

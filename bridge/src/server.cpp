@@ -116,6 +116,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     std::optional<ssl::context> tls;
     std::string www;
     std::shared_ptr<academy::Academy> academy;  // null: no academy endpoints
+    std::optional<academy::Endpoint> academy_only;  // every upgrade goes to this endpoint
 
     Impl(asio::io_context& io_, std::shared_ptr<Bridge> bridge_, ServerOptions options_)
         : io(io_), bridge(std::move(bridge_)), options(std::move(options_)), acceptor(io_) {}
@@ -399,7 +400,9 @@ private:
             }
             if (server_->academy) {
                 const std::string target(view(req.target()));
-                if (const auto endpoint = academy::endpoint_of_path(target.substr(0, target.find('?')))) {
+                auto endpoint = server_->academy_only;
+                if (!endpoint) endpoint = academy::endpoint_of_path(target.substr(0, target.find('?')));
+                if (endpoint) {
                     academy::accept_session(std::move(stream_), std::move(req), server_->academy, *endpoint);
                     return;
                 }
@@ -541,6 +544,11 @@ Server::Server(asio::io_context& io, std::shared_ptr<Bridge> bridge, ServerOptio
 Server::~Server() { stop(); }
 
 void Server::serve_academy(std::shared_ptr<academy::Academy> academy) { impl_->academy = std::move(academy); }
+
+void Server::serve_academy_only(std::shared_ptr<academy::Academy> academy, academy::Endpoint endpoint) {
+    impl_->academy = std::move(academy);
+    impl_->academy_only = endpoint;
+}
 
 void Server::start() { impl_->accept(); }
 

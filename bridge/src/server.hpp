@@ -21,6 +21,7 @@ namespace gecko::bridge {
 
 namespace academy {
 class Academy;
+enum class Endpoint;
 }
 
 struct ServerOptions {
@@ -51,6 +52,9 @@ public:
     /// Serves the academy's endpoints (/academy/manager, /academy/code,
     /// /academy/gui) beside the Foxglove one. Call before start().
     void serve_academy(std::shared_ptr<academy::Academy> academy);
+    /// Serves one academy endpoint on every WebSocket path instead (a
+    /// RoboticsAcademy port: its frontend connects to ws://HOST:PORT).
+    void serve_academy_only(std::shared_ptr<academy::Academy> academy, academy::Endpoint endpoint);
     void start();
     void stop();
     unsigned short port() const noexcept;

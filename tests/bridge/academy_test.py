@@ -349,13 +349,29 @@ async def gui_tests(code, base, port):
         await code.expect(lambda m: m == "#stop", "#stop")
 
 
+async def own_ports_tests(bridge):
+    """--academy-ports: each endpoint on a port of its own, on any path (RoboticsAcademy's frontend connects to
+    ws://HOST:8765, :1905 and :2303)."""
+    ports = {name: int(bridge.line(f"RoboticsAcademy {name} port at").rsplit(":", 1)[1].strip("/"))
+             for name in ("manager", "code", "gui")}
+    async with websockets.connect(f"ws://127.0.0.1:{ports['manager']}") as m, \
+            websockets.connect(f"ws://127.0.0.1:{ports['code']}/") as c, \
+            websockets.connect(f"ws://127.0.0.1:{ports['gui']}/", max_size=None) as g:
+        a = await order(Page(m), "Ping")
+        assert a["command"] == "PingDone", a
+        code = Page(c)
+        await code.send('#freq{"gui": 10}')
+        assert json.loads((await code.expect(starts("#freq"), "#freq report on the code port"))[5:])["gui_target"] == 10
+        await Page(g).expect(starts("#gui"), "#gui frames on the GUI port")
+
+
 async def main():
     key = Key()
     sim_node = None
     try:
         sim_command = f"{program('GECKO_SIM_PATH')} --robots arm --joints 2"
         bridge = key.run([program("GECKO_BRIDGE_PATH"), "--listen", "127.0.0.1:0", "--academy-sim-command", sim_command,
-                          "--academy-python", sys.executable])
+                          "--academy-python", sys.executable, "--academy-ports", "0,0,0"])
         port = bridge.line("serving").split("http://127.0.0.1:")[1].split("/")[0]
         bridge.line("RoboticsAcademy endpoints")
         core_port = key.env["GECKO_CORE"].split(":")[1]
@@ -367,6 +383,7 @@ async def main():
             await manager_tests(key, manager, code, sim_node)
             await code_tests(key, manager, code, sim_node)
             await gui_tests(code, base, int(port))
+            await own_ports_tests(bridge)
         sim_node.close()
         sim_node = None
         bridge.proc.terminate()
