@@ -170,9 +170,17 @@ void Academy::on_text(Endpoint endpoint, const std::shared_ptr<Peer>& peer, std:
     }
 }
 
-void Academy::answer(const std::weak_ptr<Peer>& peer, std::string text) {
-    boost::asio::post(io_, [peer, text = std::move(text)]() mutable {
-        if (auto p = peer.lock()) p->send(std::move(text));
+// On the I/O thread: a worker holds no Academy, so the last owner never
+// lets it go on a worker (whose destruction would join that worker).
+void Academy::complete(boost::asio::io_context& io, std::weak_ptr<Academy> academy, std::weak_ptr<Peer> asker,
+                       std::string text, Outcome outcome) {
+    boost::asio::post(io, [academy, asker, text = std::move(text), outcome]() mutable {
+        if (auto self = academy.lock()) {
+            (outcome == Outcome::refused ? self->counters_.refused_orders : self->counters_.orders)
+                .fetch_add(1, std::memory_order_relaxed);
+            if (outcome == Outcome::opened) self->open_ = true;
+        }
+        if (auto p = asker.lock()) p->send(std::move(text));
     });
 }
 
@@ -218,12 +226,13 @@ void Academy::manager_order(const std::shared_ptr<Peer>& peer, std::string_view 
 void Academy::open(const std::shared_ptr<Peer>& peer, const std::string& id) {
     std::weak_ptr<Peer> asker = peer;
     auto simulation = simulation_;
-    auto self = shared_from_this();
+    std::weak_ptr<Academy> academy = weak_from_this();
+    auto* io = &io_;
     const auto timeout = options_.call_timeout;
     const auto command = options_.simulation_command;
     const auto environment = node_environment(options_.node);
     const bool queued = simulation_worker_->post(
-        [self, simulation, asker, id, timeout, command, environment] {
+        [io, academy, simulation, asker, id, timeout, command, environment] {
             try {
                 if (!command.empty()) {
                     simulation->process.end();
@@ -244,15 +253,9 @@ void Academy::open(const std::shared_ptr<Peer>& peer, const std::string& id) {
                                                  std::to_string(timeout.count()) + " ms");
                 }
                 const auto reply = status.call(sim::ControlRequest{"gecko-bridge academy"}, timeout);
-                auto text = done("open", id, {{"status", status_json(reply.status)}});
-                boost::asio::post(self->io_, [self, asker, text = std::move(text)]() mutable {
-                    self->open_ = true;
-                    self->counters_.orders.fetch_add(1, std::memory_order_relaxed);
-                    if (auto p = asker.lock()) p->send(std::move(text));
-                });
+                complete(*io, academy, asker, done("open", id, {{"status", status_json(reply.status)}}), Outcome::opened);
             } catch (const std::exception& e) {
-                self->counters_.refused_orders.fetch_add(1, std::memory_order_relaxed);
-                self->answer(asker, failure("open", id, e.what()));
+                complete(*io, academy, asker, failure("open", id, e.what()), Outcome::refused);
             }
         },
         options_.max_waiting_orders);
@@ -266,18 +269,17 @@ void Academy::open(const std::shared_ptr<Peer>& peer, const std::string& id) {
 void Academy::control(const std::shared_ptr<Peer>& peer, const std::string& command, const std::string& id) {
     std::weak_ptr<Peer> asker = peer;
     auto simulation = simulation_;
-    auto self = shared_from_this();
+    std::weak_ptr<Academy> academy = weak_from_this();
+    auto* io = &io_;
     const auto timeout = options_.call_timeout;
     const bool queued = simulation_worker_->post(
-        [self, simulation, asker, command, id, timeout] {
+        [io, academy, simulation, asker, command, id, timeout] {
             try {
                 const auto reply = simulation->client(command).call(sim::ControlRequest{"gecko-bridge academy"}, timeout);
                 if (!reply.ok) throw std::runtime_error(simulation->name + "/control/" + command + ": " + reply.error);
-                self->counters_.orders.fetch_add(1, std::memory_order_relaxed);
-                self->answer(asker, done(command, id, {{"status", status_json(reply.status)}}));
+                complete(*io, academy, asker, done(command, id, {{"status", status_json(reply.status)}}), Outcome::done);
             } catch (const std::exception& e) {
-                self->counters_.refused_orders.fetch_add(1, std::memory_order_relaxed);
-                self->answer(asker, failure(command, id, e.what()));
+                complete(*io, academy, asker, failure(command, id, e.what()), Outcome::refused);
             }
         },
         options_.max_waiting_orders);
@@ -290,20 +292,19 @@ void Academy::control(const std::shared_ptr<Peer>& peer, const std::string& comm
 
 void Academy::evaluate(const std::shared_ptr<Peer>& peer, const std::string& code, const std::string& id) {
     std::weak_ptr<Peer> asker = peer;
-    auto self = shared_from_this();
+    std::weak_ptr<Academy> academy = weak_from_this();
+    auto* io = &io_;
     const std::vector<std::string> argv{options_.python, "-m", "gecko.academy.check"};
     const bool queued = check_worker_->post(
-        [self, asker, argv, code, id] {
+        [io, academy, asker, argv, code, id] {
             try {
                 const auto output = run_with_input(argv, code, std::chrono::seconds(30));
                 json errors = json::parse(output, nullptr, false);
                 if (!errors.is_array())
                     throw std::runtime_error("the checker (" + argv[0] + " -m gecko.academy.check) wrote no list of errors");
-                self->counters_.orders.fetch_add(1, std::memory_order_relaxed);
-                self->answer(asker, done("evaluate", id, {{"errors", std::move(errors)}}));
+                complete(*io, academy, asker, done("evaluate", id, {{"errors", std::move(errors)}}), Outcome::done);
             } catch (const std::exception& e) {
-                self->counters_.refused_orders.fetch_add(1, std::memory_order_relaxed);
-                self->answer(asker, failure("evaluate", id, e.what()));
+                complete(*io, academy, asker, failure("evaluate", id, e.what()), Outcome::refused);
             }
         },
         options_.max_waiting_orders);

@@ -112,7 +112,9 @@ private:
     void control(const std::shared_ptr<Peer>& peer, const std::string& command, const std::string& id);
     void open(const std::shared_ptr<Peer>& peer, const std::string& id);
     void evaluate(const std::shared_ptr<Peer>& peer, const std::string& code, const std::string& id);
-    void answer(const std::weak_ptr<Peer>& peer, std::string text);  // from any thread
+    enum class Outcome { done, opened, refused };
+    static void complete(boost::asio::io_context& io, std::weak_ptr<Academy> academy, std::weak_ptr<Peer> asker,
+                         std::string text, Outcome outcome);  // from a worker
 
     AcademyOptions options_;
     boost::asio::io_context& io_;
