@@ -365,6 +365,30 @@ async def own_ports_tests(bridge):
         await Page(g).expect(starts("#gui"), "#gui frames on the GUI port")
 
 
+async def reopen_tests(manager, sim_node):
+    """A second open ends the simulation the first started and starts it anew."""
+    before = Sim(sim_node).status()
+    assert before.resets > 0, before
+    a = await order(manager, "open")
+    assert a["command"] == "PingDone" and a["data"]["status"]["resets"] == 0, a
+
+
+async def token_tests(key):
+    """The token guards the academy endpoints as it guards the Foxglove one."""
+    bridge = key.run([program("GECKO_BRIDGE_PATH"), "--listen", "127.0.0.1:0", "--academy", "--token", "s3cret",
+                      "--academy-python", sys.executable])
+    port = bridge.line("serving").split("http://127.0.0.1:")[1].split("/")[0]
+    try:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/academy/manager"):
+            raise AssertionError("an academy endpoint let a client without the token in")
+    except websockets.exceptions.InvalidStatusCode as e:
+        assert e.status_code == 401, e
+    async with websockets.connect(f"ws://127.0.0.1:{port}/academy/manager?token=s3cret") as m:
+        a = await order(Page(m), "Ping")
+        assert a["command"] == "PingDone" and a["data"]["simulation_open"] is False, a
+    bridge.stop()
+
+
 async def main():
     key = Key()
     sim_node = None
@@ -384,6 +408,8 @@ async def main():
             await code_tests(key, manager, code, sim_node)
             await gui_tests(code, base, int(port))
             await own_ports_tests(bridge)
+            await reopen_tests(manager, sim_node)
+        await token_tests(key)
         sim_node.close()
         sim_node = None
         bridge.proc.terminate()
