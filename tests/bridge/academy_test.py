@@ -193,6 +193,11 @@ async def code_tests(key, manager, code, sim_node):
     assert "no code" in m, m
     await code.send("#fly")
     assert "unknown message" in await code.expect(starts("#erro"), "#erro for an unknown message")
+    await code.send("#xyzé")  # its first five bytes end inside a character
+    assert "unknown message" in await code.expect(starts("#erro"), "#erro for a name cut inside a character")
+    await code.send("#code" + "x = 1\0\n")
+    e = json.loads((await code.expect(starts("#erro"), "#erro for code with a NUL byte"))[5:])
+    assert e["phase"] == "load", e
     await code.send('#freq{"brain": -3}')
     assert "frequenc" in await code.expect(starts("#erro"), "#erro for a negative frequency")
 

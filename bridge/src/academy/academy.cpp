@@ -3,12 +3,12 @@
 
 #include "academy/brain_runner.hpp"
 #include "academy/gui_feed.hpp"
+#include "academy/json_text.hpp"
 
 #include <gecko/msgs/sim.hpp>
 #include <gecko/service.hpp>
 
 #include <boost/asio/post.hpp>
-#include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <map>
@@ -50,13 +50,13 @@ std::string done(const std::string& command, const std::string& id, json data = 
     data["command"] = command;
     json out{{"command", "PingDone"}, {"data", std::move(data)}};
     if (!id.empty()) out["id"] = json::parse(id);
-    return out.dump();
+    return json_text(out);
 }
 
 std::string failure(const std::string& command, const std::string& id, const std::string& message) {
     json out{{"command", "error"}, {"data", {{"command", command}, {"message", message}}}};
     if (!id.empty()) out["id"] = json::parse(id);
-    return out.dump();
+    return json_text(out);
 }
 
 }  // namespace
@@ -129,13 +129,12 @@ void Academy::stop() {
 }
 
 std::string Academy::counters_json() const {
-    return json{{"orders", counters_.orders.load()},
+    return json_text(json{{"orders", counters_.orders.load()},
                 {"refused_orders", counters_.refused_orders.load()},
                 {"code_messages", counters_.code_messages.load()},
                 {"refused_code", counters_.refused_code.load()},
                 {"gui_frames_replaced", counters_.gui_frames_replaced.load()},
-                {"bad_images", gui_ ? gui_->bad_images() : 0}}
-        .dump();
+                {"bad_images", gui_ ? gui_->bad_images() : 0}});
 }
 
 void Academy::connected(Endpoint endpoint, const std::shared_ptr<Peer>& peer) {
@@ -189,7 +188,7 @@ void Academy::complete(boost::asio::io_context& io, std::weak_ptr<Academy> acade
 void Academy::manager_order(const std::shared_ptr<Peer>& peer, std::string_view text) {
     const json order = json::parse(text.begin(), text.end(), nullptr, false);
     std::string id;
-    if (order.is_object() && order.contains("id")) id = order["id"].dump();
+    if (order.is_object() && order.contains("id")) id = json_text(order["id"]);
     if (!order.is_object() || !order.contains("command") || !order["command"].is_string()) {
         counters_.refused_orders.fetch_add(1, std::memory_order_relaxed);
         peer->send(failure("", id, "a manager message is a JSON object {\"command\": NAME, \"data\": {...}}"));
@@ -320,7 +319,7 @@ void Academy::code_message(const std::shared_ptr<Peer>& peer, std::string_view t
     counters_.code_messages.fetch_add(1, std::memory_order_relaxed);
     auto refuse = [&](const std::string& message) {
         counters_.refused_code.fetch_add(1, std::memory_order_relaxed);
-        peer->send("#erro" + json{{"message", message}}.dump());
+        peer->send("#erro" + json_text(json{{"message", message}}));
     };
     const std::string_view name = text.substr(0, 5);
     const std::string_view body = text.size() > 5 ? text.substr(5) : std::string_view();

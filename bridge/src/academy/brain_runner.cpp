@@ -3,12 +3,12 @@
 
 #include "academy/academy.hpp"
 #include "academy/process.hpp"
+#include "academy/json_text.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
-#include <nlohmann/json.hpp>
 
 #include <deque>
 #include <iostream>
@@ -93,7 +93,7 @@ bool BrainRunner::ensure_started() {
         link->process = ChildProcess(p);
     } catch (const std::exception& e) {
         academy_.counters().refused_code.fetch_add(1, std::memory_order_relaxed);
-        academy_.to_code_pages("#erro" + json{{"message", std::string("cannot start the brain runner: ") + e.what()}}.dump());
+        academy_.to_code_pages("#erro" + json_text(json{{"message", std::string("cannot start the brain runner: ") + e.what()}}));
         return false;
     }
     link->in.assign(link->process.take_stdin());
@@ -103,7 +103,7 @@ bool BrainRunner::ensure_started() {
     std::clog << "gecko-bridge: brain runner started (pid " << link->process.pid() << ")\n";
     read_next(
         link, [link](std::string line) { link->owner->on_line(line); }, [link] { link->owner->on_exit(); });
-    if (brain_hz_ != 10.0) write(json{{"op", "frequency"}, {"hz", brain_hz_}}.dump());
+    if (brain_hz_ != 10.0) write(json_text(json{{"op", "frequency"}, {"hz", brain_hz_}}));
     return true;
 }
 
@@ -116,7 +116,7 @@ void BrainRunner::write(std::string line) {
 void BrainRunner::load(std::string code) {
     if (!ensure_started()) return;
     loaded_ = false;
-    write(json{{"op", "load"}, {"code", std::move(code)}}.dump());
+    write(json_text(json{{"op", "load"}, {"code", std::move(code)}}));
 }
 
 std::string BrainRunner::play() {
@@ -149,17 +149,16 @@ void BrainRunner::reset() {
 
 void BrainRunner::set_frequency(double hz) {
     brain_hz_ = hz;
-    if (link_) write(json{{"op", "frequency"}, {"hz", hz}}.dump());
+    if (link_) write(json_text(json{{"op", "frequency"}, {"hz", hz}}));
     else report_frequencies();
 }
 
 void BrainRunner::report_frequencies() {
-    academy_.to_code_pages("#freq" + json{{"brain", measured_brain_},
-                                          {"gui", academy_.gui_frequency()},
-                                          {"rtf", rtf_},
-                                          {"brain_target", brain_hz_},
-                                          {"gui_target", gui_hz_}}
-                                         .dump());
+    academy_.to_code_pages("#freq" + json_text(json{{"brain", measured_brain_},
+                                                    {"gui", academy_.gui_frequency()},
+                                                    {"rtf", rtf_},
+                                                    {"brain_target", brain_hz_},
+                                                    {"gui_target", gui_hz_}}));
 }
 
 void BrainRunner::on_line(const std::string& line) {
@@ -182,12 +181,12 @@ void BrainRunner::on_line(const std::string& line) {
         measured_brain_ = 0.0;
         academy_.to_code_pages(name == "stopped" ? "#stop" : "#rest");
     } else if (name == "error") {
-        if (event.value("phase", "") == "load") loaded_ = false;
+        if (event.value("phase", "") != "run") loaded_ = false;  // a brain that raised stays loaded
         playing_ = stopping_ = false;
         stop_timer_.cancel();
         json error = event;
         error.erase("event");
-        academy_.to_code_pages("#erro" + error.dump());
+        academy_.to_code_pages("#erro" + json_text(error));
     } else if (name == "frequency") {
         measured_brain_ = event.value("brain", 0.0);
         rtf_ = event.value("rtf", 0.0);
@@ -209,9 +208,8 @@ void BrainRunner::on_exit() {
         return;
     }
     std::clog << "gecko-bridge: the brain runner exited\n";
-    academy_.to_code_pages("#erro" + json{{"message", "the brain runner exited (the bridge's log says why); send #code "
-                                                      "again"}}
-                                         .dump());
+    academy_.to_code_pages(
+        "#erro" + json_text(json{{"message", "the brain runner exited (the bridge's log says why); send #code again"}}));
 }
 
 // The brain ignored the stop (it caught the runner's interruption, or sits in

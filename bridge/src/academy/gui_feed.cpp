@@ -2,12 +2,12 @@
 #include "academy/gui_feed.hpp"
 
 #include "academy/jpeg.hpp"
+#include "academy/json_text.hpp"
 
 #include <gecko/msgs/sensors.hpp>
 #include <gecko/msgs/std.hpp>
 #include <gecko/wire/base64.hpp>
 
-#include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <optional>
@@ -96,7 +96,7 @@ void GuiFeed::run() {
             frame["shape"] = {height, width, 3};
         }
         if (pose) frame["pose"] = {{"names", pose->names}, {"position", pose->position}};
-        deliver_("#gui" + frame.dump());
+        deliver_("#gui" + json_text(frame));
 
         ++window_frames;
         const auto elapsed = std::chrono::steady_clock::now() - window_start;

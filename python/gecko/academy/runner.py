@@ -41,6 +41,7 @@ class Runner:
         self.orders = queue.Queue()
         self.period = 0.1
         self.target_hz = 10.0
+        self.measured_hz = 0.0  # iterations per second over the last second of play
         self.code = None        # BrainCode
         self.globals = None
         self.setup_done = False
@@ -84,7 +85,7 @@ class Runner:
         if 0 < hz <= 1000:
             self.target_hz = hz
             self.period = 1.0 / hz
-        self.emit(event="frequency", brain=0.0, target=self.target_hz, rtf=self.rtf())
+        self.emit(event="frequency", brain=self.measured_hz, target=self.target_hz, rtf=self.rtf())
 
     def interrupt_brain(self):
         # Queued first, then in_brain read: the brain either sees the order
@@ -119,7 +120,10 @@ class Runner:
         try:
             compiled = split_brain(code, FILENAME)
         except SyntaxError as e:
-            self.emit(event="error", phase="load", line=e.lineno or 0, message="SyntaxError: %s" % e.msg)
+            self.emit(event="error", phase="load", line=e.lineno or 0, message="%s: %s" % (type(e).__name__, e.msg))
+            return
+        except ValueError as e:  # e.g. a NUL byte in the source
+            self.emit(event="error", phase="load", line=0, message="ValueError: %s" % e)
             return
         self.code = compiled
         self.fresh_state()
@@ -154,7 +158,8 @@ class Runner:
                 busy += now - start
                 iterations += 1
                 if now - window_start >= 1.0:
-                    self.emit(event="frequency", brain=iterations / (now - window_start), target=self.target_hz,
+                    self.measured_hz = iterations / (now - window_start)
+                    self.emit(event="frequency", brain=self.measured_hz, target=self.target_hz,
                               rtf=self.rtf(), iteration_ms=1000.0 * busy / iterations)
                     iterations, window_start, busy = 0, now, 0.0
                 next_start += self.period
@@ -172,6 +177,7 @@ class Runner:
             self.emit(event="error", phase="run", line=line, message="%s: %s" % (type(e).__name__, e))
         finally:
             self.in_brain = False
+            self.measured_hz = 0.0
 
     def run(self):
         signal.signal(signal.SIGUSR1, self.on_signal)
@@ -197,6 +203,10 @@ class Runner:
                     self.emit(event="reset")
             except BrainInterrupted:
                 continue  # a stop that came as the brain ended: its order is queued
+            except Exception as e:  # the runner's own trouble (no core, no key): said, and it goes on
+                traceback.print_exc()
+                self.code = None
+                self.emit(event="error", phase="runner", line=0, message="%s: %s" % (type(e).__name__, e))
         if self._hal is not None:
             self._hal.close()
         if self._node is not None:
