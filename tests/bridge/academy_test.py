@@ -239,6 +239,11 @@ async def code_tests(key, manager, code, sim_node):
     assert e["phase"] == "run" and e["line"] == 6 and "ZeroDivisionError" in e["message"], e
     await code.send("#stop")
     await code.expect(lambda m: m == "#stop", "#stop of a brain that already stopped")
+    await code.send("#code" + "import sys\nwhile True:\n    sys.exit(3)\n")  # its runner stays
+    await code.expect(lambda m: m == "#exec", "#exec")
+    await code.send("#play")
+    e = json.loads((await code.expect(starts("#erro"), "#erro from a brain that exits"))[5:])
+    assert e["phase"] == "run" and e["line"] == 3 and "SystemExit" in e["message"], e
 
     # A brain that sleeps forever, and one that never returns from its loop:
     # #stop ends each at once, and the bridge answers others meanwhile.

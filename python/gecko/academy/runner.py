@@ -168,7 +168,7 @@ class Runner:
                 time.sleep(next_start - now)
         except BrainInterrupted:
             pass  # the order that interrupted it is in the queue
-        except Exception as e:  # the brain's own error: the page hears it, with its line
+        except (Exception, SystemExit) as e:  # the brain's own error (or exit()): the page hears it, with its line
             line = 0
             for frame in traceback.extract_tb(e.__traceback__):
                 if frame.filename == FILENAME:
