@@ -2,7 +2,7 @@
 // gecko-bridge: one key's topics, services and graph for browsers and
 // Foxglove, over the Foxglove WebSocket protocol, and a live page at /.
 // Run:  gecko-bridge --key K            then open http://127.0.0.1:8765/
-#include "academy/academy.hpp"
+#include "academy/command_line.hpp"
 #include "bridge.hpp"
 #include "page.hpp"
 #include "server.hpp"
@@ -16,9 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <memory>
-#include <sstream>
-#include <vector>
+#include <optional>
 
 int main(int argc, char** argv) {
     using namespace gecko::bridge;
@@ -57,44 +55,8 @@ int main(int argc, char** argv) {
     args.integer("--call-timeout", call_timeout_ms, 1, 600000, "MS", "service call deadline (default 5000)");
     args.integer("--max-client-message", max_message_mib, 1, 1024, "MiB",
                  "largest message a client may send (default 16)");
-    bool academy_on = false;
-    gecko::bridge::academy::AcademyOptions academy;
-    args.flag("--academy", academy_on,
-              "also serve the RoboticsAcademy endpoints /academy/manager, /academy/code, /academy/gui (docs/ACADEMY.md)");
-    args.custom("--academy-sim-command", "COMMAND",
-                "what the manager's open starts, split at spaces, e.g. 'gecko-sim --robots arm' (it gets the bridge's "
-                "key); implies --academy. Without it open waits for a running simulation",
-                [&](const std::string& v) {
-                    std::istringstream words(v);
-                    academy.simulation_command.clear();
-                    for (std::string w; words >> w;) academy.simulation_command.push_back(w);
-                    academy_on = true;
-                    return academy.simulation_command.empty() ? std::string("empty command") : std::string();
-                });
-    std::vector<long long> academy_ports;
-    args.custom("--academy-ports", "MANAGER,CODE,GUI",
-                "also serve the academy endpoints on ports of their own, every path, as RoboticsAcademy's frontend "
-                "expects them (RoboticsAcademy: 8765,1905,2303; 8765 is the bridge's own default: move --listen). "
-                "Implies --academy",
-                [&](const std::string& v) {
-                    academy_ports.clear();
-                    std::istringstream list(v);
-                    for (std::string item; std::getline(list, item, ',');) {
-                        long long p = 0;
-                        if (const auto why = gecko::OptionParser::parse_integer(item, 0, 65535, p); !why.empty())
-                            return why;
-                        academy_ports.push_back(p);
-                    }
-                    academy_on = true;
-                    return academy_ports.size() == 3 ? std::string() : std::string("wants three ports: MANAGER,CODE,GUI");
-                });
-    args.text("--academy-sim", academy.simulation, "NAME",
-              "the simulation the academy controls: services NAME/control/*, topics NAME/* (default sim)");
-    args.text("--academy-image", academy.image_topic, "TOPIC",
-              "the gecko.msgs.Image topic the GUI endpoint shows (default academy/image, where a brain's "
-              "GUI.show_image publishes)");
-    args.text("--academy-python", academy.python, "PYTHON",
-              "the python3 that runs brains and checks code; it must import gecko (default python3)");
+    academy::AcademyCommandLine academy;
+    academy::declare_options(args, academy);
     bridge.node = gecko::NodeOptions::from_args(argc, argv, args, "gecko_bridge");
     bridge.outbox.data_budget = static_cast<std::size_t>(budget_mib) << 20;
     bridge.outbox.default_depth = static_cast<std::size_t>(depth);
@@ -131,49 +93,25 @@ int main(int argc, char** argv) {
         auto core = std::make_shared<Bridge>(bridge, io);
         core->start();
         Server web(io, core, server);
-        std::shared_ptr<gecko::bridge::academy::Academy> academy_endpoints;
-        if (academy_on) {
-            academy.node = bridge.node;
-            academy_endpoints = std::make_shared<gecko::bridge::academy::Academy>(academy, io);
-            academy_endpoints->start();
-            web.serve_academy(academy_endpoints);
-        }
-        std::vector<std::unique_ptr<Server>> academy_servers;  // --academy-ports: manager, code, gui
-        const gecko::bridge::academy::Endpoint endpoints[] = {gecko::bridge::academy::Endpoint::manager,
-                                                              gecko::bridge::academy::Endpoint::code,
-                                                              gecko::bridge::academy::Endpoint::gui};
-        for (std::size_t i = 0; i < academy_ports.size(); ++i) {
-            auto options = server;
-            options.port = static_cast<unsigned short>(academy_ports[i]);
-            academy_servers.push_back(std::make_unique<Server>(io, core, options));
-            academy_servers.back()->serve_academy_only(academy_endpoints, endpoints[i]);
-            academy_servers.back()->start();
-        }
+        std::optional<academy::AcademyService> academy_service;
+        if (academy.enabled) academy_service.emplace(academy, bridge.node, io, core, web, server);
         web.start();
         const std::string scheme = web.tls() ? "https" : "http";
         const std::string host = server.address.find(':') != std::string::npos ? "[" + server.address + "]" : server.address;
         std::cout << "gecko-bridge: key '" << bridge.node.key << "' serving " << scheme << "://" << host << ":"
                   << web.port() << "/ (Foxglove WebSocket at " << (web.tls() ? "wss" : "ws") << "://" << host << ":"
                   << web.port() << "/)" << std::endl;
-        if (academy_endpoints)
-            std::cout << "gecko-bridge: RoboticsAcademy endpoints at " << (web.tls() ? "wss" : "ws") << "://" << host
-                      << ":" << web.port() << "/academy/{manager,code,gui} for simulation '" << academy.simulation
-                      << "'" << std::endl;
-        const char* names[] = {"manager", "code", "gui"};
-        for (std::size_t i = 0; i < academy_servers.size(); ++i)
-            std::cout << "gecko-bridge: RoboticsAcademy " << names[i] << " port at " << (web.tls() ? "wss" : "ws")
-                      << "://" << host << ":" << academy_servers[i]->port() << "/" << std::endl;
+        if (academy_service) academy_service->print(std::cout, host, web.port(), web.tls());
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int) {
             web.stop();
-            for (auto& s : academy_servers) s->stop();
-            if (academy_endpoints) academy_endpoints->stop();
+            if (academy_service) academy_service->stop();
             core->stop();
             io.stop();
         });
         io.run();
         std::cout << "gecko-bridge: stopped; " << core->stats_json() << std::endl;
-        if (academy_endpoints) std::cout << "gecko-bridge: academy " << academy_endpoints->counters_json() << std::endl;
+        if (academy_service) std::cout << "gecko-bridge: academy " << academy_service->counters_json() << std::endl;
     } catch (const std::exception& e) {
         std::cerr << "gecko-bridge: " << e.what() << "\n";
         return 1;
