@@ -91,12 +91,17 @@ void GuiFeed::run() {
         if (auto j = joints.receive(std::chrono::milliseconds(0))) pose = std::move(*j);
 
         json frame{{"frame", ++frames}, {"text", text}};
-        if (!jpeg_base64.empty()) {
-            frame["image"] = jpeg_base64;
-            frame["shape"] = {height, width, 3};
-        }
+        if (!jpeg_base64.empty()) frame["shape"] = {height, width, 3};
         if (pose) frame["pose"] = {{"names", pose->names}, {"position", pose->position}};
-        deliver_("#gui" + json_text(frame));
+        std::string message = "#gui" + json_text(frame);
+        if (!jpeg_base64.empty()) {  // spliced in: base64 needs no escaping, and the image is most of the frame
+            message.pop_back();     // the object's closing brace
+            message.reserve(message.size() + jpeg_base64.size() + 12);
+            message += ",\"image\":\"";
+            message += jpeg_base64;
+            message += "\"}";
+        }
+        deliver_(std::move(message));
 
         ++window_frames;
         const auto elapsed = std::chrono::steady_clock::now() - window_start;
