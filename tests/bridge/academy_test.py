@@ -402,6 +402,26 @@ async def token_tests(key):
     bridge.stop()
 
 
+async def tls_tests(key):
+    """Over TLS (--tls-cert, --tls-key) the academy endpoints are wss:// ones."""
+    import ssl
+    import subprocess
+    cert, private = os.path.join(key.dir, "cert.pem"), os.path.join(key.dir, "key.pem")
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                           "/CN=127.0.0.1", "-keyout", private, "-out", cert], capture_output=True, text=True)
+    assert made.returncode == 0, f"openssl (Debian's openssl package) made no certificate: {made.stderr}"
+    bridge = key.run([program("GECKO_BRIDGE_PATH"), "--listen", "127.0.0.1:0", "--academy", "--tls-cert", cert,
+                      "--tls-key", private, "--academy-python", sys.executable])
+    port = bridge.line("serving https://127.0.0.1:").split("https://127.0.0.1:")[1].split("/")[0]
+    assert "wss://" in bridge.line("RoboticsAcademy endpoints")
+    context = ssl.create_default_context(cafile=cert)
+    context.check_hostname = False
+    async with websockets.connect(f"wss://127.0.0.1:{port}/academy/manager", ssl=context) as m:
+        a = await order(Page(m), "Ping")
+        assert a["command"] == "PingDone", a
+    bridge.stop()
+
+
 async def main():
     key = Key()
     sim_node = None
@@ -423,6 +443,7 @@ async def main():
             await own_ports_tests(bridge)
             await reopen_tests(manager, sim_node)
         await token_tests(key)
+        await tls_tests(key)
         sim_node.close()
         sim_node = None
         bridge.proc.terminate()
