@@ -2,6 +2,7 @@
 // gecko-bridge: one key's topics, services and graph for browsers and
 // Foxglove, over the Foxglove WebSocket protocol, and a live page at /.
 // Run:  gecko-bridge --key K            then open http://127.0.0.1:8765/
+#include "academy/command_line.hpp"
 #include "bridge.hpp"
 #include "page.hpp"
 #include "server.hpp"
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 int main(int argc, char** argv) {
     using namespace gecko::bridge;
@@ -53,6 +55,8 @@ int main(int argc, char** argv) {
     args.integer("--call-timeout", call_timeout_ms, 1, 600000, "MS", "service call deadline (default 5000)");
     args.integer("--max-client-message", max_message_mib, 1, 1024, "MiB",
                  "largest message a client may send (default 16)");
+    academy::AcademyCommandLine academy;
+    academy::declare_options(args, academy);
     bridge.node = gecko::NodeOptions::from_args(argc, argv, args, "gecko_bridge");
     bridge.outbox.data_budget = static_cast<std::size_t>(budget_mib) << 20;
     bridge.outbox.default_depth = static_cast<std::size_t>(depth);
@@ -89,20 +93,25 @@ int main(int argc, char** argv) {
         auto core = std::make_shared<Bridge>(bridge, io);
         core->start();
         Server web(io, core, server);
+        std::optional<academy::AcademyService> academy_service;
+        if (academy.enabled) academy_service.emplace(academy, bridge.node, io, core, web, server);
         web.start();
         const std::string scheme = web.tls() ? "https" : "http";
         const std::string host = server.address.find(':') != std::string::npos ? "[" + server.address + "]" : server.address;
         std::cout << "gecko-bridge: key '" << bridge.node.key << "' serving " << scheme << "://" << host << ":"
                   << web.port() << "/ (Foxglove WebSocket at " << (web.tls() ? "wss" : "ws") << "://" << host << ":"
                   << web.port() << "/)" << std::endl;
+        if (academy_service) academy_service->print(std::cout, host, web.port(), web.tls());
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int) {
             web.stop();
+            if (academy_service) academy_service->stop();
             core->stop();
             io.stop();
         });
         io.run();
         std::cout << "gecko-bridge: stopped; " << core->stats_json() << std::endl;
+        if (academy_service) std::cout << "gecko-bridge: academy " << academy_service->counters_json() << std::endl;
     } catch (const std::exception& e) {
         std::cerr << "gecko-bridge: " << e.what() << "\n";
         return 1;

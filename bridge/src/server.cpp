@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "server.hpp"
 
+#include "academy/session.hpp"
 #include "page.hpp"
 #include "state.hpp"
 
@@ -114,6 +115,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     tcp::acceptor acceptor;
     std::optional<ssl::context> tls;
     std::string www;
+    std::shared_ptr<academy::Academy> academy;  // null: no academy endpoints
+    std::optional<academy::Endpoint> academy_only;  // every upgrade goes to this endpoint
 
     Impl(asio::io_context& io_, std::shared_ptr<Bridge> bridge_, ServerOptions options_)
         : io(io_), bridge(std::move(bridge_)), options(std::move(options_)), acceptor(io_) {}
@@ -395,6 +398,15 @@ private:
                 respond(http::status::forbidden, why + "\n", false);
                 return;
             }
+            if (server_->academy) {
+                const std::string target(view(req.target()));
+                auto endpoint = server_->academy_only;
+                if (!endpoint) endpoint = academy::endpoint_of_path(target.substr(0, target.find('?')));
+                if (endpoint) {
+                    academy::accept_session(std::move(stream_), std::move(req), server_->academy, *endpoint);
+                    return;
+                }
+            }
             const auto offered = req.find(http::field::sec_websocket_protocol);
             const std::string chosen = offered == req.end() ? "" : choose_subprotocol(view(offered->value()));
             if (chosen.empty()) {
@@ -530,6 +542,13 @@ Server::Server(asio::io_context& io, std::shared_ptr<Bridge> bridge, ServerOptio
 }
 
 Server::~Server() { stop(); }
+
+void Server::serve_academy(std::shared_ptr<academy::Academy> academy) { impl_->academy = std::move(academy); }
+
+void Server::serve_academy_only(std::shared_ptr<academy::Academy> academy, academy::Endpoint endpoint) {
+    impl_->academy = std::move(academy);
+    impl_->academy_only = endpoint;
+}
 
 void Server::start() { impl_->accept(); }
 

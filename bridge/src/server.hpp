@@ -19,6 +19,11 @@
 
 namespace gecko::bridge {
 
+namespace academy {
+class Academy;
+enum class Endpoint;
+}
+
 struct ServerOptions {
     std::string address = "127.0.0.1";        ///< where to listen; loopback by default
     unsigned short port = 8765;               ///< 0: any free port (the bound one is port())
@@ -44,6 +49,12 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
+    /// Serves the academy's endpoints (/academy/manager, /academy/code,
+    /// /academy/gui) beside the Foxglove one. Call before start().
+    void serve_academy(std::shared_ptr<academy::Academy> academy);
+    /// Serves one academy endpoint on every WebSocket path instead (a
+    /// RoboticsAcademy port: its frontend connects to ws://HOST:PORT).
+    void serve_academy_only(std::shared_ptr<academy::Academy> academy, academy::Endpoint endpoint);
     void start();
     void stop();
     unsigned short port() const noexcept;
