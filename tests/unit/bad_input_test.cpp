@@ -267,7 +267,8 @@ TEST_CASE("per-publisher state is capped: a flood of sender ids is forgotten, no
     const auto stats = sub.stats();
     CHECK(stats.received == 1001);
     CHECK(stats.publishers.size() <= 16);
-    CHECK(stats.publishers_forgotten == 1001 - 16);
+    // The real publisher's "start" (as the subscriber joined) made its state first: forgotten, then made again.
+    CHECK(stats.publishers_forgotten == 1002 - 16);
 }
 
 TEST_CASE("each kind of bad input is logged once, with its reason and what to act on", "[bad_input]") {

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include "gecko/time.hpp"
+#include "gecko/wire/control.hpp"
 #include "gecko/wire/frame.hpp"
+#include "gecko/wire/hash.hpp"
 #include "node/notices.hpp"
 
 namespace gecko::detail {
@@ -125,6 +128,12 @@ void Outbound::add(Sending& s) {
     std::lock_guard<std::mutex> lock(table_mutex_);
     senders_.emplace(s.channel, &s);
     count_for(s);
+    if (!s.tells_start) return;
+    if (const auto it = subscribed_.find(s.channel); it != subscribed_.end())
+        for (const auto& [id, who] : it->second)
+            if (who.who.type.empty() || who.who.type == "*" || who.who.type == s.type) joined(s, who);
+    for (const auto& [id, w] : wildcards_)
+        if (wire::key_part(w.who.channel) == wire::key_part(s.channel)) joined(s, w);
 }
 
 void Outbound::remove(Sending& s) {
@@ -186,7 +195,12 @@ void Outbound::on_event(std::size_t port, const PortEvent& e) {
         for (auto& [channel, s] : senders_) {
             if (wire::key_part(channel) != wire::key_part(who.channel)) continue;
             count_for(*s);
-            if (e.joined && s->latched) replay(*s, Subscribed{who, port});
+            if (!e.joined) {
+                s->starts.erase(who.id);
+                continue;
+            }
+            if (s->latched) replay(*s, Subscribed{who, port});
+            joined(*s, Subscribed{who, port});
         }
         return;
     }
@@ -201,7 +215,10 @@ void Outbound::on_event(std::size_t port, const PortEvent& e) {
     for (auto it = senders_.lower_bound(who.channel); it != senders_.end() && it->first == who.channel; ++it) {
         Sending& s = *it->second;
         count_for(s);
-        if (!e.joined) continue;
+        if (!e.joined) {
+            s.starts.erase(who.id);
+            continue;
+        }
         const bool any_type = who.type.empty() || who.type == "*";
         if (!any_type && who.kind == "subscriber" && who.type != s.type) {
             s.mismatched.fetch_add(1);
@@ -210,9 +227,12 @@ void Outbound::on_event(std::size_t port, const PortEvent& e) {
                              s.what + " sends " + s.type + " but the subscriber of node '" + who.node + "' expects " +
                                  who.type + "; it will drop every message (`gecko info` shows both)");
             }
-            continue;
+            continue;  // it drops every message: no start to tell
         }
         if (s.latched) replay(s, Subscribed{who, port});
+        // After the latched value: a start that came first would make the
+        // subscriber take that value for an old copy.
+        joined(s, Subscribed{who, port});
     }
 }
 
@@ -237,6 +257,43 @@ void Outbound::replay(Sending& s, const Subscribed& to) {
     wire::store_channel(frame.data(), wire::directed_channel(key_, to.who.id));
     frame.data()[11] |= wire::frame_flags::latched;
     send_to_port(to.port, frame);
+}
+
+// Read after the port made `who` a target of the sender's channel (its event
+// comes after): every message stamped later reaches it, so what was lost
+// after `after` and before the first it receives is counted, and nothing
+// sent before it subscribed is. A message in flight as this is read may
+// reach it too: the subscriber takes that one without calling it an epoch.
+void Outbound::joined(Sending& s, const Subscribed& who) {
+    if (!s.tells_start) return;
+    Sending::Start& start = s.starts[who.who.id];
+    start = Sending::Start{s.sequence.load(std::memory_order_relaxed), who.port, false};
+    tell_start(s, who.who.id, start);
+}
+
+void Outbound::repeat_starts(Sending& s, bool every) {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    for (auto& [id, start] : s.starts) {
+        if (start.repeated && !every) continue;
+        start.repeated = true;
+        tell_start(s, id, start);
+    }
+}
+
+// Directed at the subscriber: on its directed channel, from the publisher.
+void Outbound::tell_start(Sending& s, std::uint64_t subscriber, const Sending::Start& start) {
+    Buffer frame;
+    frame.resize(wire::frame_header_size);
+    wire::encode_control(wire::Control{"start", start.after}, frame);
+    wire::FrameHeader h;
+    h.channel = wire::directed_channel(key_, subscriber);
+    h.flags = wire::frame_flags::control;
+    h.payload_size = static_cast<std::uint32_t>(frame.size() - wire::frame_header_size);
+    h.sequence = start.after;
+    h.sender_id = s.sender_id;
+    h.send_time_ns = now_ns();
+    wire::write_frame_header(frame.data(), h);
+    send_to_port(start.port, frame);
 }
 
 void Outbound::send_to_port(std::size_t port, Buffer& frame) {

@@ -39,6 +39,21 @@ struct Sending {
     std::atomic<std::size_t> subscribers{0};       ///< remote entities subscribed now
     std::atomic<std::uint64_t> mismatched{0};      ///< subscribers seen expecting another type
     std::vector<std::uint8_t> last;                ///< latched: the last frame sent (under Outbound's latch lock)
+
+    /// Publishers: each subscriber is told where its stream began (control
+    /// "start", PROTOCOL.md §6), so that it counts messages lost before the
+    /// first it receives instead of taking them for ones sent before it joined.
+    bool tells_start = false;
+    std::uint64_t sender_id = 0;               ///< the publisher's entity id (its control frames name it)
+    std::atomic<std::uint64_t> sequence{0};    ///< the last sequence the publisher stamped
+    /// A subscriber's start (under Outbound's table lock): every message after
+    /// `after` was sent to it; `repeated`: told again since it joined.
+    struct Start {
+        std::uint64_t after = 0;
+        std::size_t port = 0;
+        bool repeated = false;
+    };
+    std::map<std::uint64_t, Start> starts;     ///< by subscriber entity id
 };
 
 class Outbound {
@@ -72,6 +87,11 @@ public:
 
     void add(Sending& sender);
     void remove(Sending& sender);
+    /// Tells `sender`'s subscribers (tells_start) where their stream began,
+    /// again: every one if `every`, else those not told since they joined.
+    /// Messages lost before the first one a subscriber received are counted
+    /// once it hears this, after them.
+    void repeat_starts(Sending& sender, bool every);
     /// Remembers `frame` as `sender`'s last value (latched senders).
     void keep_last(Sending& sender, const std::uint8_t* frame, std::size_t size);
 
@@ -105,6 +125,8 @@ private:
     void on_event(std::size_t port, const PortEvent& e);  // table_mutex_ held
     void count_for(Sending& s);                              // table_mutex_ held
     void replay(Sending& s, const Subscribed& to);
+    void joined(Sending& s, const Subscribed& who);  // table_mutex_ held: records and tells its start
+    void tell_start(Sending& s, std::uint64_t subscriber, const Sending::Start& start);
     void send_to_port(std::size_t port, Buffer& frame);
     bool heard_on(std::size_t port, wire::Channel channel);  // a subscriber of `channel` joined on that port
     void release_held(wire::Channel channel, std::size_t port);  // table_mutex_ held

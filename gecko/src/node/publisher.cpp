@@ -33,6 +33,8 @@ public:
         sending_.type = type_name_;
         sending_.what = "publisher of '" + topic_ + "'";
         sending_.latched = options_.latched;
+        sending_.tells_start = true;
+        sending_.sender_id = id_;
         node_->outbound().add(sending_);
         Registration r;
         r.id = id_;
@@ -70,7 +72,9 @@ public:
     }
 
     // Quiet since the last tick after sending: say where the sequence is, so
-    // that subscribers count what a link dropped at the end of a burst.
+    // that subscribers count what a link dropped at the end of a burst, and
+    // tell those that joined since where their stream began, so that they
+    // count what it dropped before the first message they received.
     void tick() override {
         std::lock_guard<std::mutex> lock(mutex_);
         if (closed_ || sequence_ == marked_) return;
@@ -79,6 +83,7 @@ public:
             return;
         }
         marked_ = sequence_;
+        node_->outbound().repeat_starts(sending_, false);
         send_control("seq");
     }
 
@@ -216,6 +221,7 @@ private:
         if (!refused_.empty()) throw Error(Errc::discovery, "publisher of '" + topic_ + "': " + refused_);
         const std::int64_t now = now_ns();
         header_.sequence = ++sequence_;
+        sending_.sequence.store(sequence_, std::memory_order_relaxed);  // before the send: see Outbound::joined
         header_.send_time_ns = now;
         header_.payload_size = static_cast<std::uint32_t>(payload);
         header_.flags = 0;
@@ -241,11 +247,17 @@ private:
 
     // Says "end" (with the last sequence) to every subscriber, in order after
     // the data, so that what did not reach them is counted, and stops sending.
+    // Before it, each subscriber hears again where its stream began: its
+    // first messages may have been lost too (a link that drops the oldest).
     void close() {
         std::lock_guard<std::mutex> lock(mutex_);
         if (closed_) return;
         closed_ = true;
-        if (sequence_ > 0) send_control("end");  // after the node closed its ports this sends nothing
+        if (sequence_ > 0) {  // after the node closed its ports this sends nothing
+            node_->outbound().drain_events();  // subscribers that joined and were not told yet
+            node_->outbound().repeat_starts(sending_, true);
+            send_control("end");
+        }
         node_->outbound().remove(sending_);
     }
 

@@ -238,12 +238,19 @@ bool Sink::accept(const wire::FrameView& view, std::size_t wire_size, std::int64
     }
     Publisher& p = publisher(h.sender_id);
     const bool latched = h.flags & wire::frame_flags::latched;
-    if (p.received == 0 && p.last_sequence == 0) {
-        p.last_sequence = h.sequence;  // joined mid-stream: earlier messages were not ours
+    if (p.received == 0 && !p.start_known) {
+        // Joined mid-stream, as far as we know: earlier messages were not
+        // ours, unless the publisher's "start" says otherwise (control()).
+        p.last_sequence = h.sequence;
+        p.first_sequence = h.sequence;
+    } else if (p.received == 0 && h.sequence <= p.last_sequence) {
+        // Not after our start, yet ours: the message in flight as the publisher
+        // saw us join, or its latched value replayed to us (held until named).
     } else if (h.sequence <= p.last_sequence) {
         if (latched) return false;  // a replayed last value we already have a newer one of
         ++stats_.epochs;            // the publisher started over (or a forgery): not drops
         p.last_sequence = h.sequence;
+        p.start_known = true;       // a start said later belongs to the earlier stream
     } else if (const std::uint64_t gap = h.sequence - p.last_sequence - 1; gap == 0 || latched) {
         p.last_sequence = h.sequence;
     } else if (!plausible_loss(gap)) {
@@ -271,6 +278,11 @@ void Sink::control(const wire::FrameView& view) {
                      "dropped a control frame on " + config_.what + " that is not a msgpack map with 't'");
         return;
     }
+    if (c->type == "start") {
+        // Directed at one subscriber: another key-wide sink of this node sees it too.
+        if (view.header.channel == config_.directed && config_.directed != 0) start_after(view.header.sender_id, c->last);
+        return;
+    }
     if (c->type != "end" && c->type != "seq") return;  // control frames of later versions: not for us
     const auto it = publishers_.find(view.header.sender_id);
     if (it == publishers_.end()) return;
@@ -281,6 +293,27 @@ void Sink::control(const wire::FrameView& view) {
         it->second.last_sequence = c->last;
     }
     if (c->type == "end") publishers_.erase(it);
+}
+
+// Publisher `sender` says it sent us every message after `after`. Before its
+// first message: gaps count from there. After it: the messages between
+// `after` and the first we received, which we took for ones sent before we
+// joined, were lost (the link dropped its oldest), and are counted now.
+void Sink::start_after(std::uint64_t sender, std::uint64_t after) {
+    if (publishers_.find(sender) == publishers_.end()) {
+        Publisher& p = publisher(sender);
+        p.last_sequence = after;
+        p.start_known = true;
+        return;
+    }
+    Publisher& p = publisher(sender);
+    if (p.start_known) return;  // told already (it is said more than once)
+    p.start_known = true;
+    if (p.received == 0 || after + 1 >= p.first_sequence) return;
+    const std::uint64_t lost = p.first_sequence - 1 - after;
+    if (!plausible_loss(lost)) return;
+    p.drops += lost;
+    stats_.drops += lost;
 }
 
 Sink::Publisher& Sink::publisher(std::uint64_t sender) {

@@ -132,10 +132,13 @@ private:
         std::uint64_t last_seen = 0;  // offer counter: for forgetting the least recent
         std::int64_t last_receive_ns = 0;
         std::int64_t unlisted_ns = 0;  // when discovery stopped listing it; 0: listed
+        std::uint64_t first_sequence = 0;  // the first received, when taken as the start of our stream
+        bool start_known = false;          // it said where our stream began (control "start"), or that can no longer matter
     };
 
     bool accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns);  // sink lock held
     void control(const wire::FrameView& view);                                                   // sink lock held
+    void start_after(std::uint64_t sender, std::uint64_t after);                                 // sink lock held
     Publisher& publisher(std::uint64_t sender);                                                   // sink lock held
     // Whether `lost` more sequence numbers fit the sink's loss budget (taken if so); else the jump is an epoch.
     bool plausible_loss(std::uint64_t lost);                                                      // sink lock held

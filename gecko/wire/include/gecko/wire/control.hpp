@@ -11,6 +11,9 @@
 ///                         goes quiet (at most every 100 ms): messages a link
 ///                         dropped at the end of a burst are counted at once,
 ///                         not only when a later message shows the gap
+///   {t: "start", last: N} to one subscriber (its directed channel): every
+///                         message after N was sent to it; one that received
+///                         a later first message counts those between as drops
 
 #include <cstdint>
 #include <optional>
@@ -21,8 +24,8 @@
 namespace gecko::wire {
 
 struct Control {
-    std::string type;           ///< "end"
-    std::uint64_t last = 0;     ///< end: the last sequence sent
+    std::string type;           ///< "end", "seq", "start"
+    std::uint64_t last = 0;     ///< end, seq: the last sequence sent; start: the last before the subscriber joined
 };
 
 /// Appends the msgpack payload of `control` to `out`.
