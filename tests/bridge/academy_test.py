@@ -9,6 +9,7 @@
 import asyncio
 import json
 import os
+import shlex
 import sys
 import time
 
@@ -426,7 +427,8 @@ async def main():
     key = Key()
     sim_node = None
     try:
-        sim_command = f"{program('GECKO_SIM_PATH')} --robots arm --joints 2"
+        # Quoted as a shell would: the clone's path may hold spaces.
+        sim_command = f"{shlex.quote(program('GECKO_SIM_PATH'))} --robots arm --joints 2"
         bridge = key.run([program("GECKO_BRIDGE_PATH"), "--listen", "127.0.0.1:0", "--academy-sim-command", sim_command,
                           "--academy-python", sys.executable, "--academy-ports", "0,0,0"])
         port = bridge.line("serving").split("http://127.0.0.1:")[1].split("/")[0]

@@ -3,22 +3,60 @@
 
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace gecko::bridge::academy {
+
+namespace {
+
+// A command's words as a shell splits them, without expanding anything:
+// quotes ('...' or "...") and backslashes keep spaces (a path with spaces).
+// An error if a quote is left open.
+std::string split_words(const std::string& text, std::vector<std::string>& words) {
+    words.clear();
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
+            else word += c;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            in_word = true;
+        } else if (c == '\\' && i + 1 < text.size()) {
+            word += text[++i];
+            in_word = true;
+        } else if (c == ' ' || c == '\t') {
+            if (in_word) words.push_back(word);
+            word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (quote) return std::string("a ") + quote + " is not closed";
+    if (in_word) words.push_back(word);
+    return words.empty() ? "empty command" : "";
+}
+
+}  // namespace
 
 void declare_options(OptionParser& args, AcademyCommandLine& line) {
     auto& o = line.options;
     args.flag("--academy", line.enabled,
               "also serve the RoboticsAcademy endpoints /academy/manager, /academy/code, /academy/gui (docs/ACADEMY.md)");
     args.custom("--academy-sim-command", "COMMAND",
-                "what the manager's open starts, split at spaces, e.g. 'gecko-sim --robots arm' (it gets the bridge's "
-                "key); implies --academy. Without it open waits for a running simulation",
+                "what the manager's open starts, split into words as a shell does (quotes keep spaces; nothing is "
+                "expanded), e.g. 'gecko-sim --robots arm' (it gets the bridge's key); implies --academy. Without it "
+                "open waits for a running simulation",
                 [&line, &o](const std::string& v) {
-                    std::istringstream words(v);
-                    o.simulation_command.clear();
-                    for (std::string w; words >> w;) o.simulation_command.push_back(w);
                     line.enabled = true;
-                    return o.simulation_command.empty() ? std::string("empty command") : std::string();
+                    return split_words(v, o.simulation_command);
                 });
     args.custom("--academy-ports", "MANAGER,CODE,GUI",
                 "also serve the academy endpoints on ports of their own, every path, as RoboticsAcademy's frontend "
