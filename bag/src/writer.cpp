@@ -164,6 +164,7 @@ public:
         chunk_messages_ = 0;
         if (!worker_.joinable()) {
             write_chunk(c);
+            std::lock_guard<std::mutex> lock(mutex_);
             recycle(std::move(c.records));
         } else {
             std::unique_lock<std::mutex> lock(mutex_);
@@ -175,9 +176,8 @@ public:
             queued_bytes_ += c.records.size();
             queue_.push_back(std::move(c));
             work_.notify_one();
-            for (auto& b : returned_) spare_.push_back(std::move(b));
-            returned_.clear();
         }
+        std::lock_guard<std::mutex> lock(mutex_);
         if (!spare_.empty()) {
             chunk_.swap(spare_.back());
             spare_.pop_back();
@@ -189,8 +189,6 @@ public:
         if (worker_.joinable()) {
             std::unique_lock<std::mutex> lock(mutex_);
             room_.wait(lock, [&] { return (queue_.empty() && !busy_) || failed_; });
-            for (auto& b : returned_) spare_.push_back(std::move(b));
-            returned_.clear();
         }
         if (failed_) rethrow_failure();
     }
@@ -252,6 +250,7 @@ public:
     }
 
     // A chunk buffer back for reuse (kept unless one huge message grew it).
+    // Called with mutex_ held when the worker runs.
     void recycle(Bytes&& b) {
         if (b.capacity() > 4 * options_.chunk_size + (16u << 20) || spare_.size() >= 2) return;
         b.clear();
@@ -282,10 +281,7 @@ public:
                 failure_ = error;
                 failed_ = true;
             }
-            if (returned_.size() < 2 && c.records.capacity() <= 4 * options_.chunk_size + (16u << 20)) {
-                c.records.clear();
-                returned_.push_back(std::move(c.records));
-            }
+            recycle(std::move(c.records));
             room_.notify_all();
         }
     }
@@ -410,14 +406,13 @@ private:
     std::vector<MetadataIndex> metadata_index_;
     std::vector<AttachmentIndex> attachment_index_;
     Statistics stats_;
-    std::vector<Bytes> spare_;  // chunk buffers to reuse (the caller's)
+    std::vector<Bytes> spare_;  // chunk buffers to reuse (under mutex_: the worker gives them back)
 
     // The background worker (WriterOptions::background) and what it shares.
     std::thread worker_;
     std::mutex mutex_;
     std::condition_variable work_, room_;
     std::deque<PendingChunk> queue_;
-    std::vector<Bytes> returned_;  // buffers the worker is done with
     bool busy_ = false, stopping_ = false;
     std::atomic<bool> failed_{false};
     std::exception_ptr failure_;
