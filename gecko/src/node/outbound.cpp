@@ -194,13 +194,13 @@ void Outbound::on_event(std::size_t port, const PortEvent& e) {
         }
         for (auto& [channel, s] : senders_) {
             if (wire::key_part(channel) != wire::key_part(who.channel)) continue;
-            count_for(*s);
             if (!e.joined) {
                 s->starts.erase(who.id);
-                continue;
+            } else {
+                if (s->latched) replay(*s, Subscribed{who, port});
+                joined(*s, Subscribed{who, port});
             }
-            if (s->latched) replay(*s, Subscribed{who, port});
-            joined(*s, Subscribed{who, port});
+            count_for(*s);  // last: see below
         }
         return;
     }
@@ -214,9 +214,9 @@ void Outbound::on_event(std::size_t port, const PortEvent& e) {
     }
     for (auto it = senders_.lower_bound(who.channel); it != senders_.end() && it->first == who.channel; ++it) {
         Sending& s = *it->second;
-        count_for(s);
         if (!e.joined) {
             s.starts.erase(who.id);
+            count_for(s);
             continue;
         }
         const bool any_type = who.type.empty() || who.type == "*";
@@ -227,12 +227,17 @@ void Outbound::on_event(std::size_t port, const PortEvent& e) {
                              s.what + " sends " + s.type + " but the subscriber of node '" + who.node + "' expects " +
                                  who.type + "; it will drop every message (`gecko info` shows both)");
             }
+            count_for(s);
             continue;  // it drops every message: no start to tell
         }
         if (s.latched) replay(s, Subscribed{who, port});
         // After the latched value: a start that came first would make the
         // subscriber take that value for an old copy.
         joined(s, Subscribed{who, port});
+        // Counted last: a publisher that waits for this subscriber sends its
+        // next message after the start was read, so none it sends to it can
+        // fall before the start and be lost uncounted.
+        count_for(s);
     }
 }
 

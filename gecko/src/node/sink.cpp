@@ -300,15 +300,14 @@ void Sink::control(const wire::FrameView& view) {
 // `after` and the first we received, which we took for ones sent before we
 // joined, were lost (the link dropped its oldest), and are counted now.
 void Sink::start_after(std::uint64_t sender, std::uint64_t after) {
-    if (publishers_.find(sender) == publishers_.end()) {
-        Publisher& p = publisher(sender);
-        p.last_sequence = after;
-        p.start_known = true;
-        return;
-    }
+    const bool heard_before = publishers_.count(sender) != 0;
     Publisher& p = publisher(sender);
     if (p.start_known) return;  // told already (it is said more than once)
     p.start_known = true;
+    if (!heard_before) {  // before its first message: gaps count from here
+        p.last_sequence = after;
+        return;
+    }
     if (p.received == 0 || after + 1 >= p.first_sequence) return;
     const std::uint64_t lost = p.first_sequence - 1 - after;
     if (!plausible_loss(lost)) return;
