@@ -13,7 +13,7 @@ import shlex
 import sys
 import time
 
-from python_client_test import Key, program
+from python_client_test import Key, program, until
 
 try:
     import websockets
@@ -83,17 +83,6 @@ class Sim:
         return self.status_client.call(ControlRequest(requester="academy_test"), timeout=20.0).status
 
 
-async def until(check, what, seconds=WAIT):
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
 async def manager_tests(key, manager, code, sim_node):
     # Before open: refused, and said why.
     a = await order(manager, "stop")
@@ -134,7 +123,7 @@ async def manager_tests(key, manager, code, sim_node):
 
     # Something steps it: a controller.
     controller = key.run([program("GECKO_CONTROLLER_PATH"), "--steps", "0", "--rate", "100"])
-    await until(lambda: sim.status().steps > 20, "gecko-controller stepping the simulation")
+    await until(lambda: sim.status().steps > 20, "gecko-controller stepping the simulation", WAIT)
 
     # stop: after its PingDone no step is taken (500 ms).
     a = await order(manager, "stop")
@@ -146,7 +135,7 @@ async def manager_tests(key, manager, code, sim_node):
 
     a = await order(manager, "resume")
     assert a["command"] == "PingDone" and a["data"]["status"]["state"] == "running", a
-    await until(lambda: sim.status().steps > held + 20, "steps after resume")
+    await until(lambda: sim.status().steps > held + 20, "steps after resume", WAIT)
 
     # reset: after its PingDone, simulated time is 0 (and it is paused).
     a = await order(manager, "reset")
@@ -224,7 +213,7 @@ async def code_tests(key, manager, code, sim_node):
     def reached():
         js = joints.receive(timeout=0.2)
         return js is not None and all(abs(p - t) < 0.02 for p, t in zip(js.position, [0.6, -0.4]))
-    await until(reached, "the arm at its target [0.6, -0.4]")
+    await until(reached, "the arm at its target [0.6, -0.4]", WAIT)
 
     t0 = time.monotonic()
     await code.send("#stop")
@@ -261,9 +250,13 @@ async def code_tests(key, manager, code, sim_node):
         t0 = time.monotonic()
         await code.send("#stop")
         await code.expect(lambda m: m == "#stop", f"#stop of a brain that {name}")
-        took = time.monotonic() - t0
-        print(f"brain that {name}: stopped {1000 * took:.0f} ms after #stop")
-        assert took < 1.0, f"#stop took {took:.2f} s"
+        print(f"brain that {name}: stopped {1000 * (time.monotonic() - t0):.0f} ms after #stop")
+        # Interrupted, not killed with its runner (what a brain that swallows the
+        # interruption gets, below): its code is still loaded and plays again.
+        await code.send("#play")
+        await code.expect(lambda m: m == "#play", f"#play again of the brain that {name}")
+        await code.send("#stop")
+        await code.expect(lambda m: m == "#stop", f"#stop again of the brain that {name}")
 
     # A brain that swallows the interruption: its runner is killed, the page
     # hears #stop, and the code must be sent again.

@@ -205,3 +205,14 @@ TEST_CASE("the academy's paths name its endpoints, and no other path does", "[br
     CHECK(!endpoint_of_path("/academy"));
     CHECK(!endpoint_of_path("/academy/manager/x"));
 }
+
+TEST_CASE("a simulation command is split into words as a shell splits them, with nothing expanded", "[bridge][academy]") {
+    using gecko::bridge::academy::split_command;
+    std::vector<std::string> words;
+    CHECK(split_command("gecko-sim --robots arm", words).empty());
+    CHECK(words == std::vector<std::string>{"gecko-sim", "--robots", "arm"});
+    CHECK(split_command("'/tmp/a clone/gecko-sim'  --name \"my sim\" a\\ b $HOME ''", words).empty());
+    CHECK(words == std::vector<std::string>{"/tmp/a clone/gecko-sim", "--name", "my sim", "a b", "$HOME", ""});
+    CHECK(split_command("gecko-sim 'open", words) == "a ' is not closed");
+    CHECK(split_command("   ", words) == "empty command");
+}

@@ -1,50 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "academy/command_line.hpp"
 
+#include "academy/process.hpp"
+
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace gecko::bridge::academy {
-
-namespace {
-
-// A command's words as a shell splits them, without expanding anything:
-// quotes ('...' or "...") and backslashes keep spaces (a path with spaces).
-// An error if a quote is left open.
-std::string split_words(const std::string& text, std::vector<std::string>& words) {
-    words.clear();
-    std::string word;
-    bool in_word = false;
-    char quote = 0;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quote) {
-            if (c == quote) quote = 0;
-            else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
-            else word += c;
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-            in_word = true;
-        } else if (c == '\\' && i + 1 < text.size()) {
-            word += text[++i];
-            in_word = true;
-        } else if (c == ' ' || c == '\t') {
-            if (in_word) words.push_back(word);
-            word.clear();
-            in_word = false;
-        } else {
-            word += c;
-            in_word = true;
-        }
-    }
-    if (quote) return std::string("a ") + quote + " is not closed";
-    if (in_word) words.push_back(word);
-    return words.empty() ? "empty command" : "";
-}
-
-}  // namespace
 
 void declare_options(OptionParser& args, AcademyCommandLine& line) {
     auto& o = line.options;
@@ -56,7 +20,7 @@ void declare_options(OptionParser& args, AcademyCommandLine& line) {
                 "open waits for a running simulation",
                 [&line, &o](const std::string& v) {
                     line.enabled = true;
-                    return split_words(v, o.simulation_command);
+                    return split_command(v, o.simulation_command);
                 });
     args.custom("--academy-ports", "MANAGER,CODE,GUI",
                 "also serve the academy endpoints on ports of their own, every path, as RoboticsAcademy's frontend "

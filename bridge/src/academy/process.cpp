@@ -195,4 +195,35 @@ std::string run_with_input(const std::vector<std::string>& argv, const std::stri
     return output;
 }
 
+std::string split_command(const std::string& text, std::vector<std::string>& words) {
+    words.clear();
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
+            else word += c;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            in_word = true;
+        } else if (c == '\\' && i + 1 < text.size()) {
+            word += text[++i];
+            in_word = true;
+        } else if (c == ' ' || c == '\t') {
+            if (in_word) words.push_back(word);
+            word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (quote) return std::string("a ") + quote + " is not closed";
+    if (in_word) words.push_back(word);
+    return words.empty() ? "empty command" : "";
+}
+
 }  // namespace gecko::bridge::academy

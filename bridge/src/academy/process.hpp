@@ -56,4 +56,9 @@ private:
 std::string run_with_input(const std::vector<std::string>& argv, const std::string& input,
                            std::chrono::milliseconds timeout, const std::vector<std::string>& environment = {});
 
+/// `text`'s words as a shell splits a command, without expanding anything:
+/// quotes ('...' or "...") and backslashes keep spaces (a path with spaces).
+/// Returns why it cannot (an unclosed quote, no word), or "".
+std::string split_command(const std::string& text, std::vector<std::string>& words);
+
 }  // namespace gecko::bridge::academy
