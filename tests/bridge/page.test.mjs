@@ -143,7 +143,7 @@ test("the page lists the topics, plots a 100 Hz field, draws the camera, and pub
 
   // The camera as an image with pixels that are not blank.
   await page.click('tr[data-topic="camera"]', { delay: 250 });
-  await page.waitForFunction(() => window.geckoPage.imageFrames >= 3, null, { timeout: 30000 });
+  await waitOrExplain(page, () => window.geckoPage.imageFrames >= 3, null, 30000, "3 camera frames drawn");
   const distinct = await page.evaluate(() => {
     const c = document.getElementById("image");
     const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
