@@ -3,6 +3,7 @@
 // the figures of its topics for the page (bridge.hpp). Both come from
 // geckocore's graph, asked on a worker thread: a query waits on the network.
 #include "state.hpp"
+#include "json_text.hpp"
 
 #include <gecko/wire/json.hpp>
 
@@ -126,7 +127,7 @@ void Bridge::topics_json(std::function<void(std::string)> done) {
         } catch (const std::exception&) {
             // The page shows what the bridge knows; figures come back with the core.
         }
-        std::string text = Json{{"topics", mine}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+        std::string text = json_text(Json{{"topics", mine}});
         boost::asio::post(self->io_, [self, text = std::move(text), done = std::move(done)] {
             self->topics_cache_ = text;
             self->topics_cache_at_ = std::chrono::steady_clock::now();

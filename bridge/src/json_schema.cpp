@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "json_schema.hpp"
+#include "json_text.hpp"
 
 #include <gecko/wire/json.hpp>
 #include <gecko/wire/json_schema.hpp>
@@ -23,7 +24,6 @@ bool has_bytes(const wire::MessageSchema& t, std::string_view name) {
                                                f->type.item[0].kind == Kind::uint8));
 }
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -51,7 +51,7 @@ std::string json_schema_of(const wire::Schema& schema, std::string_view type_nam
     Json j = Json::parse(text);
     j["properties"]["timestamp"] =
         Json{{"type", "object"}, {"properties", {{"sec", Json{{"type", "integer"}}}, {"nsec", Json{{"type", "integer"}}}}}};
-    return dump(j);
+    return json_text(j);
 }
 
 // ---------------------------------------------------------------- inference
@@ -146,10 +146,10 @@ bool SchemaInference::merge(std::unique_ptr<Node>& node, const wire::Value& valu
 bool SchemaInference::observe(const wire::Value& message) { return merge(root_, message, 0); }
 
 std::string SchemaInference::json() const {
-    if (!root_) return dump(Json{{"type", "object"}});
+    if (!root_) return json_text(Json{{"type", "object"}});
     Json j = root_->json();
     j["type"] = "object";  // Foxglove's rule for a channel's schema
-    return dump(j);
+    return json_text(j);
 }
 
 }  // namespace gecko::bridge

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protocol.hpp"
+#include "json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -320,7 +321,6 @@ Parsed<BinaryRequest> parse_binary(const std::uint8_t* data, std::size_t size, c
 // ---------------------------------------------------------------- server -> client
 
 namespace {
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 }  // namespace
 
 std::string server_info(std::string_view name, const std::vector<std::string>& capabilities,
@@ -332,13 +332,13 @@ std::string server_info(std::string_view name, const std::vector<std::string>& c
     for (const auto& [k, v] : metadata) meta[k] = v;
     j["metadata"] = meta;
     j["sessionId"] = session_id;
-    return dump(j);
+    return json_text(j);
 }
 
 std::string status(StatusLevel level, std::string_view message, std::string_view id) {
     Json j{{"op", "status"}, {"level", static_cast<int>(level)}, {"message", message}};
     if (!id.empty()) j["id"] = id;
-    return dump(j);
+    return json_text(j);
 }
 
 std::string advertise(const std::vector<AdvertisedChannel>& channels) {
@@ -349,11 +349,11 @@ std::string advertise(const std::vector<AdvertisedChannel>& channels) {
         if (!c.schema_encoding.empty()) ch["schemaEncoding"] = c.schema_encoding;
         list.push_back(std::move(ch));
     }
-    return dump(Json{{"op", "advertise"}, {"channels", std::move(list)}});
+    return json_text(Json{{"op", "advertise"}, {"channels", std::move(list)}});
 }
 
 std::string unadvertise(const std::vector<std::uint32_t>& ids) {
-    return dump(Json{{"op", "unadvertise"}, {"channelIds", ids}});
+    return json_text(Json{{"op", "unadvertise"}, {"channelIds", ids}});
 }
 
 std::string advertise_services(const std::vector<AdvertisedService>& services) {
@@ -371,11 +371,11 @@ std::string advertise_services(const std::vector<AdvertisedService>& services) {
             {"responseSchema", s.reply_schema},
         });
     }
-    return dump(Json{{"op", "advertiseServices"}, {"services", std::move(list)}});
+    return json_text(Json{{"op", "advertiseServices"}, {"services", std::move(list)}});
 }
 
 std::string unadvertise_services(const std::vector<std::uint32_t>& ids) {
-    return dump(Json{{"op", "unadvertiseServices"}, {"serviceIds", ids}});
+    return json_text(Json{{"op", "unadvertiseServices"}, {"serviceIds", ids}});
 }
 
 std::string connection_graph_update(const GraphUpdate& u) {
@@ -384,7 +384,7 @@ std::string connection_graph_update(const GraphUpdate& u) {
         for (const auto& e : list) a.push_back(Json{{"name", e.name}, {ids_name, e.ids}});
         return a;
     };
-    return dump(Json{{"op", "connectionGraphUpdate"},
+    return json_text(Json{{"op", "connectionGraphUpdate"},
                      {"publishedTopics", entries(u.published, "publisherIds")},
                      {"subscribedTopics", entries(u.subscribed, "subscriberIds")},
                      {"advertisedServices", entries(u.services, "providerIds")},
@@ -393,7 +393,7 @@ std::string connection_graph_update(const GraphUpdate& u) {
 }
 
 std::string service_call_failure(std::uint32_t service, std::uint32_t call, std::string_view message) {
-    return dump(Json{{"op", "serviceCallFailure"}, {"serviceId", service}, {"callId", call}, {"message", message}});
+    return json_text(Json{{"op", "serviceCallFailure"}, {"serviceId", service}, {"callId", call}, {"message", message}});
 }
 
 namespace {

@@ -3,7 +3,7 @@
 
 #include "academy/brain_runner.hpp"
 #include "academy/gui_feed.hpp"
-#include "academy/json_text.hpp"
+#include "json_text.hpp"
 
 #include <gecko/msgs/sim.hpp>
 #include <gecko/service.hpp>

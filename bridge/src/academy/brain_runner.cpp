@@ -3,7 +3,7 @@
 
 #include "academy/academy.hpp"
 #include "academy/process.hpp"
-#include "academy/json_text.hpp"
+#include "json_text.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>

@@ -2,7 +2,7 @@
 #include "academy/gui_feed.hpp"
 
 #include "academy/jpeg.hpp"
-#include "academy/json_text.hpp"
+#include "json_text.hpp"
 
 #include <gecko/msgs/sensors.hpp>
 #include <gecko/msgs/std.hpp>
