@@ -92,6 +92,7 @@ public:
                          describe_filter().c_str(), node_.key().c_str(), writer_->path().c_str());
         const auto start = Clock::now();
         auto last_flush = start;
+        auto last_resolve = start;
         std::string json;
         const auto keep = [&](const RawView& view) {
             const MessageInfo& info = view.info;
@@ -133,8 +134,11 @@ public:
                 break;
             }
             subscriber.receive(std::chrono::milliseconds(100), keep);
-            if (!new_publishers_.empty()) resolve_new_publishers(subscriber.stats());
             const auto now = Clock::now();
+            if (!new_publishers_.empty() && now - last_resolve >= std::chrono::milliseconds(200)) {
+                resolve_new_publishers(subscriber.stats(), false);  // a copy of every publisher's counts: not per message
+                last_resolve = now;
+            }
             if (now - last_flush >= std::chrono::seconds(1)) {
                 // A chunk at least every second: a recorder killed with -9 loses at most about that much.
                 note_drops(subscriber.stats(), false);
@@ -149,8 +153,9 @@ public:
             while (Clock::now() < until && subscriber.receive(std::chrono::nanoseconds(0), keep)) {
             }
         }
-        resolve_new_publishers(subscriber.stats());
-        note_drops(subscriber.stats(), true);
+        const auto final_stats = subscriber.stats();
+        resolve_new_publishers(final_stats, true);
+        note_drops(final_stats, true);
         writer_->close();
         progress_.finish();
         if (!s_.quiet) summary(start);
@@ -179,20 +184,34 @@ private:
         if (directory_at_start_ && !present_at_start_.count(info.publisher_id)) new_publishers_[info.publisher_id] = info.sequence;
     }
 
-    // Sequence numbers before the first frame the subscription took from each new publisher: its last
-    // sequence less what it received and what it counted as gaps (exact however many sat in the queue).
-    void resolve_new_publishers(const SubscriberStats& st) {
-        for (const auto& [id, first_seen] : new_publishers_) {
-            std::uint64_t before = first_seen > 0 ? first_seen - 1 : 0;  // the publisher already closed: an upper bound
-            if (auto p = st.publishers.find(id); p != st.publishers.end())
+    // How many messages each new publisher sent before the recorder's link to it: the `start` it told the
+    // subscription (PROTOCOL.md §6). Until it has (it says so as it sees the link, again when it next goes quiet,
+    // and before it closes) the count waits: the subscription adds the messages between that start and the first
+    // it received to its drops once told, and an estimate taken before would count them twice. At the end a
+    // publisher that never told (an older or another implementation) is resolved from its counts:
+    // its last sequence less what it received and what the subscription counted as gaps.
+    void resolve_new_publishers(const SubscriberStats& st, bool last) {
+        for (auto it = new_publishers_.begin(); it != new_publishers_.end();) {
+            const auto [id, first_seen] = *it;
+            const auto p = st.publishers.find(id);
+            std::uint64_t before = 0;
+            if (p != st.publishers.end() && p->second.start_known) {
+                before = p->second.start;
+            } else if (!last) {
+                ++it;
+                continue;
+            } else if (p != st.publishers.end()) {
                 before = p->second.last_sequence >= p->second.received + p->second.drops
                              ? p->second.last_sequence - p->second.received - p->second.drops
                              : 0;
+            } else {
+                before = first_seen > 0 ? first_seen - 1 : 0;  // forgotten (past the departed ones kept): an upper bound
+            }
+            it = new_publishers_.erase(it);
             if (before >= (1ull << 32)) continue;  // no publisher sends that many: a forgery or a restart
             before_link_[id] = before;
             before_link_total_ += before;
         }
-        new_publishers_.clear();
     }
 
     std::string describe_filter() const {

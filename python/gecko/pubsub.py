@@ -177,6 +177,7 @@ class Publisher:
                 self.seen_at_tick = self.sequence
                 return
             self.marked = self.sequence
+            self._out.repeat_starts(self, False)
             self._control("seq")
 
     def _control(self, kind):
@@ -189,7 +190,8 @@ class Publisher:
             if self.closed:
                 return
             self.closed = True
-            if self.sequence:
+            if self.sequence:  # each subscriber hears again where its stream began: its first messages may be lost too
+                self._out.repeat_starts(self, True)
                 self._control("end")
         self._out.remove_sender(self)
         self.node._unregister(self)

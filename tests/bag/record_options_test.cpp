@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 
 #include "bag_files.hpp"
 #include "cli_rig.hpp"
@@ -225,4 +226,63 @@ TEST_CASE("a recorder whose queue overflows counts every message it could not ke
     CHECK(number(drops, "total") == number(drops, "drops") + number(drops, "overwritten") + number(drops, "before_link"));
     CHECK(number(drops, "topic.flood") <= number(drops, "total"));  // gaps per topic; the queue's overwrites are the recorder's own
     CHECK(gecko::tools_test::contains(rec.output(), "messages dropped (counted in the file's gecko.drops metadata)"));
+}
+
+// A recorder far behind (a backlog in its queue) while a new publisher loses
+// its first messages on a full shared-memory link and closes: by the time the
+// recorder's loop reaches that publisher's first message, the subscription
+// has heard its `start` and its `end`. What it sent before the link, the
+// first messages the link lost, and what the recorder kept add up to what
+// was sent, each counted once.
+TEST_CASE("a new publisher that loses its first messages and closes while the recorder is behind: each message counted once",
+          "[bag][record]") {
+    Key k;
+    Scratch dir;
+    const auto file = dir.path("behind.mcap");
+    Process rec = start_recorder(k, {"record", "-o", file, "--queue", "2000000"});
+    Node node(k.node_options("behind"));
+    auto backlog = node.publisher<msgs::Int64>("backlog");
+    constexpr std::uint64_t backlog_n = 400000, burst_n = 5000;  // the burst: 5 times what a link holds
+    std::uint64_t burst_dropped = 0;
+    {
+        auto burst = node.publisher<msgs::Int64>("burst");
+        REQUIRE(burst.wait_for_subscribers(1, 20s));
+        REQUIRE(backlog.wait_for_subscribers(1, 20s));
+        for (std::uint64_t i = 0; i < backlog_n; ++i) backlog.publish(msgs::Int64{static_cast<std::int64_t>(i)});
+        rec.kill(SIGSTOP);  // the recorder's backlog stays while the burst fills its link and the publisher closes
+        for (std::uint64_t i = 0; i < burst_n; ++i) burst.publish(msgs::Int64{static_cast<std::int64_t>(i)});
+        burst_dropped = burst.stats().dropped;
+    }
+    rec.kill(SIGCONT);
+    REQUIRE(burst_dropped > 0);  // the first messages among them
+    const std::uint64_t sent = backlog_n + burst_n;
+    std::uint64_t recorded = 0, dropped = 0;
+    const bool balanced = until_file([&] {
+        recorded = messages_now(file);
+        dropped = recorded ? number(drops_of(file), "total") : 0;
+        return recorded + dropped >= sent;
+    });
+    rec.kill(SIGINT);
+    REQUIRE(rec.wait(30s) == 0);
+    rec.out().drain(5s);
+    const auto drops = drops_of(file);
+    std::map<std::string, std::uint64_t> per_topic;
+    {
+        bag::Reader r(file);
+        r.read_messages({}, [&](const bag::Channel& ch, const bag::MessageView&) {
+            ++per_topic[ch.topic];
+            return true;
+        });
+    }
+    recorded = per_topic["burst"] + per_topic["backlog"];
+    INFO(rec.output() << "recorded " << recorded << ", drops " << drops.at("drops") << ", before_link "
+                      << drops.at("before_link") << ", overwritten " << drops.at("overwritten") << ", burst lost on its link "
+                      << burst_dropped);
+    CHECK(balanced);
+    CHECK(drops.at("final") == "true");
+    CHECK(recorded + number(drops, "total") == sent);
+    // No queue overwrites (it holds everything): every loss is a topic's, once.
+    CHECK(number(drops, "overwritten") == 0);
+    CHECK(per_topic["burst"] + number(drops, "topic.burst") == burst_n);
+    CHECK(per_topic["backlog"] + number(drops, "topic.backlog") == backlog_n);
 }

@@ -286,7 +286,7 @@ class Checker:
             self.expect(msgpack.packb(from_json(e["payload"]["msgpack"]), use_bin_type=True) == body,
                         name + ": a standard msgpack packer writes the same payload")
         if flags & 0x10:
-            self.expect(payload["t"] in ("seq", "end") and payload["last"] == sequence, name + ": control frame")
+            self.expect(payload["t"] in ("seq", "end", "start") and payload["last"] == sequence, name + ": control frame")
         if flags & 0x04:
             self.expect(isinstance(payload, str) and flags & 0x02, name + ": an error reply is a str in a reply")
 

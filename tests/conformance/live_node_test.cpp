@@ -412,7 +412,8 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
         sub.set(zmq::sockopt::subscribe, lv::prefix(wire::directed_channel(c::key, id)));
         sub.set(zmq::sockopt::subscribe, wire::encode_announcement(a));
     };
-    // The publisher's "start" (directed at the listener, PROTOCOL.md §6) is not among these vectors: skipped.
+    // The publisher's "start" (directed at the listener, PROTOCOL.md §6) comes beside its frames: kept apart.
+    std::vector<Bytes> starts;
     auto next_frame = [&](std::chrono::milliseconds timeout = 10000ms) -> std::optional<Bytes> {
         for (;;) {
             auto m = lv::receive(sub, timeout);
@@ -421,6 +422,7 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
             const bool start = b.size() > 11 && ((b[11] & wire::frame_flags::control) != 0) &&
                                wire::load_channel(b.data()) == wire::directed_channel(c::key, c::subscriber_id);
             if (!start) return b;
+            starts.push_back(std::move(b));
         }
     };
 
@@ -434,6 +436,13 @@ TEST_CASE("a live publisher sends the vectors' frames: plain, compressed, latche
         REQUIRE(frame);
         check_frame(*frame, lv::vector_bytes("frame.plain"), true, false);  // sequence 1: the first message
         CHECK(lv::u64_at(*frame, 24) == publisher->id());
+        // Told as it saw the listener join, before any message: its stream began after 0.
+        REQUIRE_FALSE(starts.empty());
+        const Bytes start = lv::vector_bytes("frame.control_start");
+        CHECK(Bytes(starts[0].begin(), starts[0].begin() + 12) == Bytes(start.begin(), start.begin() + 12));
+        CHECK(lv::u64_at(starts[0], 16) == 0);
+        CHECK(lv::u64_at(starts[0], 24) == publisher->id());
+        CHECK(c::msgpack_to_json(starts[0].data() + 48, starts[0].size() - 48) == Json{{"t", "start"}, {"last", 0}});
 
         frame = next_frame();  // quiet for a tick: "seq" with the last sequence
         REQUIRE(frame);

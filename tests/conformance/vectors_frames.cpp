@@ -228,6 +228,22 @@ std::vector<Vector> frames() {
                                      : "control frame 'end': the publisher closes; 5 was its last sequence",
                                  h, topic, "publisher", nullptr, Bytes(body.data(), body.data() + body.size())));
     }
+    {
+        wire::FrameHeader h;
+        h.channel = wire::directed_channel(key, subscriber_id);
+        h.flags = wire::frame_flags::control;
+        h.sequence = 3;
+        h.sender_id = publisher_id;
+        h.send_time_ns = send_time_ns + 400'000'000;
+        h.type_hash = 0;
+        Buffer body;
+        wire::encode_control(wire::Control{"start", 3}, body);
+        out.push_back(data_frame("control_start",
+                                 "control frame 'start', directed at the subscriber: it joined after sequence 3, "
+                                 "every later message was sent to it",
+                                 h, wire::directed_name(subscriber_id), "publisher", nullptr,
+                                 Bytes(body.data(), body.data() + body.size())));
+    }
     return out;
 }
 

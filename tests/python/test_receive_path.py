@@ -320,7 +320,7 @@ def test_a_whole_batch_and_frame_by_frame_agree(node):
     seq = {feed.sender: 0, other: 0}
     for s in (sub_batch.sink, sub_one.sink):  # known publishers, as after their first frame
         for sender in seq:
-            s.publishers[sender] = [0, 0]
+            s.publishers[sender] = [0, 0, 0, False]
     for round_ in range(300):
         frames = []
         for _ in range(rnd.choice((1, 7, 8, 9, 40, 200))):
@@ -349,3 +349,67 @@ def test_a_whole_batch_and_frame_by_frame_agree(node):
     assert list(sub_batch.sink.queue) == list(sub_one.sink.queue)
     assert list(sub_batch.sink.times) == list(sub_one.sink.times)
     assert sub_batch.sink.publishers == sub_one.sink.publishers
+
+
+def _start(node, feed, sub, after):
+    """A publisher's `start` control (PROTOCOL.md §6), directed at `sub`: every message after `after` was sent to it."""
+    body = wire.encode_control("start", after)
+    return wire.encode_header(wire.directed_channel(node.key, sub.id), wire.FLAG_CONTROL, len(body), after,
+                              feed.sender, 0, 0) + body
+
+
+def test_a_start_told_after_the_first_messages_counts_those_lost_before_them(node):
+    sub = node.subscriber("s", Float64, depth=100)
+    feed = Feed(node, "s", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.0))
+    # Linked first with another sender, so that every frame below reaches the subscriber.
+    linked(node, sub, feed, payload)
+    feed.sender = gecko.node.new_id()  # a new publisher: its messages 1..5 were lost on the link
+    feed.send(*[feed.frame(payload, s) for s in range(6, 11)])
+    eventually(lambda: sub.stats().received >= 5, 5, "the five frames")
+    assert sub.stats().drops == 0  # taken for a subscriber that joined mid-stream, so far
+    feed.send(_start(node, feed, sub, 0))
+    eventually(lambda: sub.stats().drops == 5, 5, "the start's count")
+    feed.send(_start(node, feed, sub, 0))  # said again: counted once
+    received = sub.stats().received
+    feed.send(feed.frame(payload, 11))
+    eventually(lambda: sub.stats().received == received + 1, 5, "the next frame")
+    assert sub.stats().drops == 5
+    # Another subscriber's start (a key-wide sink sees every directed frame of its key) counts nothing.
+    feed.sender = gecko.node.new_id()
+    feed.send(*[feed.frame(payload, s) for s in range(6, 9)])
+    body = wire.encode_control("start", 0)
+    feed.send(wire.encode_header(wire.directed_channel(node.key, sub.id + 1), wire.FLAG_CONTROL, len(body), 0,
+                                 feed.sender, 0, 0) + body)
+    feed.send(feed.frame(payload, 9))
+    eventually(lambda: sub.stats().received == received + 5, 5, "the other publisher's frames")
+    assert sub.stats().drops == 5
+    feed.close()
+
+
+def test_a_start_told_before_any_message_counts_gaps_from_there(node):
+    sub = node.subscriber("b", Float64, depth=100)
+    feed = Feed(node, "b", Float64.__gecko_type__)
+    payload = gecko.encode(Float64(data=1.0))
+    linked(node, sub, feed, payload)
+    feed.sender = gecko.node.new_id()
+    feed.send(_start(node, feed, sub, 3), feed.frame(payload, 3), feed.frame(payload, 6), feed.frame(payload, 7))
+    # 3 was in flight as the publisher saw us join: taken, no epoch; 4 and 5 lost.
+    eventually(lambda: sub.stats().drops == 2, 5, "the gap after the start")
+    s = sub.stats()
+    assert s.epochs == 0
+    feed.close()
+
+
+def test_a_python_publisher_tells_each_subscriber_where_its_stream_began(rig):
+    talker, listener = rig.node("talker"), rig.node("listener")
+    sub = listener.subscriber("told", Float64, depth=100)
+    pub = talker.publisher("told", Float64)
+    assert pub.wait_for_subscribers(1, 20)
+    # Told before any message: the subscriber knows the publisher, its stream beginning after 0.
+    eventually(lambda: pub.id in sub.sink.publishers and sub.sink.publishers[pub.id][3], 20, "the publisher's start")
+    assert sub.sink.publishers[pub.id][0] == 0
+    for i in range(5):
+        pub.publish(Float64(data=float(i)))
+    eventually(lambda: sub.stats().received == 5, 20, "the five messages")
+    assert sub.stats().drops == 0 and sub.stats().epochs == 0

@@ -152,3 +152,20 @@ TEST_CASE("a start directed at another subscriber, or from a publisher that star
     CHECK(s.epochs == 1);
     CHECK(s.drops == 0);
 }
+
+TEST_CASE("a sink reports the start a publisher told and keeps its counts once it closed", "[sink][start]") {
+    Notices notices{gecko::Logger("sink")};
+    Sink sink(subscriber(), notices);
+    offer(sink, 6, 10);
+    CHECK_FALSE(sink.stats().publishers.at(publisher_id).start_known);  // not told yet: a reader must wait for it
+    offer(sink, start(2));
+    offer(sink, control("end", 12, topic));
+    // Gone, yet still readable: what it sent before our stream (2), received (5) and lost (3..5, 11..12).
+    const auto p = sink.stats().publishers.at(publisher_id);
+    CHECK(p.departed);
+    CHECK(p.start_known);
+    CHECK(p.start == 2);
+    CHECK(p.received == 5);
+    CHECK(p.drops == 5);
+    CHECK(p.last_sequence == 12);
+}

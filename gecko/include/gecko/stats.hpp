@@ -34,6 +34,15 @@ struct PeerStats {
     std::uint64_t received = 0;
     std::uint64_t drops = 0;          ///< sequence numbers that never arrived
     std::uint64_t last_sequence = 0;
+    /// Where this subscriber's stream from the publisher began, once the
+    /// publisher said so (control `start`, PROTOCOL.md §6): every message
+    /// after `start` was sent to this subscriber, none before it.
+    bool start_known = false;
+    std::uint64_t start = 0;
+    /// The publisher closed or left the directory. A subscription keeps the
+    /// counts of its latest departed publishers (SubscriberStats::publishers)
+    /// so that they can still be read once the publisher is gone.
+    bool departed = false;
 };
 
 struct SubscriberStats {
@@ -60,7 +69,8 @@ struct SubscriberStats {
     /// not name within 2 s (a publisher that never registered), dropped.
     std::uint64_t unlisted = 0;
     std::int64_t last_latency_ns = -1;///< receive time minus send time of the last message
-    std::map<std::uint64_t, PeerStats> publishers;  ///< keyed by publisher id (those still known)
+    /// Keyed by publisher id: those still known, and the latest departed ones (PeerStats::departed).
+    std::map<std::uint64_t, PeerStats> publishers;
 };
 
 }  // namespace gecko

@@ -167,8 +167,18 @@ void Sink::forget_departed(std::int64_t before_ns) {
     for (auto it = publishers_.begin(); it != publishers_.end();) {
         const Publisher& p = it->second;
         const bool departed = p.unlisted_ns != 0 && p.unlisted_ns < before_ns && p.last_receive_ns < before_ns;
-        it = departed ? publishers_.erase(it) : std::next(it);
+        if (departed)
+            depart(it++);
+        else
+            ++it;
     }
+}
+
+void Sink::depart(std::unordered_map<std::uint64_t, Publisher>::iterator it) {
+    const Publisher& p = it->second;
+    if (departed_.size() >= max_departed) departed_.pop_front();
+    departed_.emplace_back(it->first, PeerStats{p.received, p.drops, p.last_sequence, p.start_said, p.start_after, true});
+    publishers_.erase(it);
 }
 
 bool Sink::stop_resolving() {
@@ -292,7 +302,7 @@ void Sink::control(const wire::FrameView& view) {
         stats_.drops += tail;
         it->second.last_sequence = c->last;
     }
-    if (c->type == "end") publishers_.erase(it);
+    if (c->type == "end") depart(it);
 }
 
 // Publisher `sender` says it sent us every message after `after`. Before its
@@ -304,6 +314,8 @@ void Sink::start_after(std::uint64_t sender, std::uint64_t after) {
     Publisher& p = publisher(sender);
     if (p.start_known) return;  // told already (it is said more than once)
     p.start_known = true;
+    p.start_said = true;
+    p.start_after = after;
     if (!heard_before) {  // before its first message: gaps count from here
         p.last_sequence = after;
         return;
@@ -411,7 +423,9 @@ void Sink::count_callback_error(const std::string& what, std::uint64_t sequence)
 SubscriberStats Sink::stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     SubscriberStats s = stats_;
-    for (const auto& [id, p] : publishers_) s.publishers[id] = PeerStats{p.received, p.drops, p.last_sequence};
+    for (const auto& [id, p] : departed_) s.publishers[id] = p;
+    for (const auto& [id, p] : publishers_)
+        s.publishers[id] = PeerStats{p.received, p.drops, p.last_sequence, p.start_said, p.start_after, false};
     return s;
 }
 

@@ -134,7 +134,10 @@ private:
         std::int64_t unlisted_ns = 0;  // when discovery stopped listing it; 0: listed
         std::uint64_t first_sequence = 0;  // the first received, when taken as the start of our stream
         bool start_known = false;          // it said where our stream began (control "start"), or that can no longer matter
+        bool start_said = false;           // start_after: what it said
+        std::uint64_t start_after = 0;
     };
+    void depart(std::unordered_map<std::uint64_t, Publisher>::iterator it);  // sink lock held: forgets, keeping its counts
 
     bool accept(const wire::FrameView& view, std::size_t wire_size, std::int64_t receive_ns);  // sink lock held
     void control(const wire::FrameView& view);                                                   // sink lock held
@@ -150,6 +153,9 @@ private:
     std::size_t head_ = 0;
     std::atomic<std::size_t> count_{0};  // changed under the lock; read without it too
     std::unordered_map<std::uint64_t, Publisher> publishers_;
+    // The counts of the latest departed publishers, oldest first (stats() reports them).
+    static constexpr std::size_t max_departed = 256;
+    std::deque<std::pair<std::uint64_t, PeerStats>> departed_;
     std::uint64_t offers_ = 0;
     SubscriberStats stats_;
     using Clock = std::chrono::steady_clock;

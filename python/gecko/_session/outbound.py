@@ -2,7 +2,9 @@
 """The node's out-port and who listens on it, as C++ gecko/src/node/outbound.cpp:
 every frame the node sends; the subscribers (and servers, clients) of other
 nodes as their announcements arrive; latched values replayed to a new
-subscriber; directed frames held until their receiver has subscribed."""
+subscriber; each subscriber told where its stream from a publisher began
+(control `start`, PROTOCOL.md §6); directed frames held until their
+receiver has subscribed."""
 
 import threading
 import time
@@ -24,6 +26,7 @@ class Outbound:
         self._senders = {}      # channel -> [Publisher]
         self._held = []         # (channel, frame, until): directed frames waiting for their receiver
         self._mismatch_said = set()
+        self._starts = {}       # publisher id -> {subscriber id: [after, told again]}
 
     def send(self, frame):
         """False if the frame did not go out (a full queue, or the port closed)."""
@@ -44,14 +47,43 @@ class Outbound:
         self.send(frame)
 
     def add_sender(self, pub):
+        """A new publisher: the subscribers already there are told that its
+        stream began with its first message."""
+        frames = []
         with self.changed:
             self._senders.setdefault(pub.channel, []).append(pub)
+            for a in self.subscribed.get(pub.channel, {}).values():
+                if a.type in ("", "*") or a.type == pub.type_name:
+                    self._joined(pub, a, frames)
+            k = wire.key_part(pub.channel)
+            for a in self._wildcards.values():
+                if wire.key_part(a.channel) == k:
+                    self._joined(pub, a, frames)
+        for f in frames:
+            self.send(f)
 
     def remove_sender(self, pub):
         with self.changed:
             lst = self._senders.get(pub.channel, [])
             if pub in lst:
                 lst.remove(pub)
+            self._starts.pop(pub.id, None)
+
+    def repeat_starts(self, pub, every):
+        """Tells `pub`'s subscribers again where their stream began: those
+        not told again yet (`every` False: the publisher went quiet), or all
+        (it closes). A link that drops its oldest frames may have lost the
+        first `start` with the first messages."""
+        self.drain_events()  # subscribers that joined and were not told yet
+        frames = []
+        with self.changed:
+            for sub, start in self._starts.get(pub.id, {}).items():
+                if start[1] and not every:
+                    continue
+                start[1] = True
+                frames.append(self._start_frame(pub, sub, start[0]))
+        for f in frames:
+            self.send(f)
 
     def senders(self):
         """Every publisher of the node (a copy)."""
@@ -102,11 +134,14 @@ class Outbound:
                 self._wildcards[a.id] = a
             else:
                 self._wildcards.pop(a.id, None)
-            if joined:
-                for channel, pubs in self._senders.items():
-                    if wire.key_part(channel) == wire.key_part(a.channel):
-                        for p in pubs:
+            for channel, pubs in self._senders.items():
+                if wire.key_part(channel) == wire.key_part(a.channel):
+                    for p in pubs:
+                        if joined:
                             self._replay(p, a, replays)
+                            self._joined(p, a, replays)
+                        else:
+                            self._starts.get(p.id, {}).pop(a.id, None)
             return
         subs = self.subscribed.setdefault(a.channel, {})
         if joined:
@@ -115,6 +150,8 @@ class Outbound:
             subs.pop(a.id, None)
             if not subs:
                 del self.subscribed[a.channel]
+            for p in self._senders.get(a.channel, ()):
+                self._starts.get(p.id, {}).pop(a.id, None)
             return
         for p in self._senders.get(a.channel, ()):
             if a.kind == "subscriber" and a.type not in ("", "*") and a.type != p.type_name:
@@ -126,6 +163,19 @@ class Outbound:
                                  "(`gecko info` shows both)" % (p.what, p.type_name, a.node, a.type))
                 continue
             self._replay(p, a, replays)
+            self._joined(p, a, replays)  # after the latched value, which a start before it would make look old
+
+    def _joined(self, p, a, frames):
+        """changed held: every message `p` numbers after now reaches `a` (the
+        port made it a target before its event came): tell it so."""
+        after = p.sequence
+        self._starts.setdefault(p.id, {})[a.id] = [after, False]
+        frames.append(self._start_frame(p, a.id, after))
+
+    def _start_frame(self, p, subscriber, after):
+        body = wire.encode_control("start", after)
+        return wire.encode_header(wire.directed_channel(self._key, subscriber), wire.FLAG_CONTROL, len(body), after,
+                                  p.id, time.time_ns(), 0) + body
 
     def _replay(self, p, a, replays):
         if not p.latched or p.last_frame is None:

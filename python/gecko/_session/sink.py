@@ -87,7 +87,9 @@ class Sink:
         self.times = collections.deque(maxlen=self.depth)  # receive_ns of each item of queue
         self.lock = threading.Lock()
         self.stats = SubscriberStats()
-        self.publishers = {}  # sender -> [last_sequence, received]
+        # sender -> [last_sequence, received, first_sequence, start known] (first: the first received, when taken
+        # as the start of our stream; start known: it said where our stream began, or that can no longer matter)
+        self.publishers = {}
         self._gap_credit = _GAP_BUDGET  # sequence numbers it may still count as lost (_plausible_loss)
         self._gap_credit_at = _monotonic_ns()
         self._queued = 0      # items _queue() added in the current offer_batch
@@ -260,14 +262,17 @@ class Sink:
         p = self.publishers.get(h.sender_id)
         latched = h.flags & wire.FLAG_LATCHED
         if p is None:
-            if len(self.publishers) >= 1024:
-                self.publishers.pop(next(iter(self.publishers)))
-            p = self.publishers[h.sender_id] = [h.sequence, 0]
+            # Joined mid-stream, as far as we know: earlier messages were not
+            # ours, unless the publisher's "start" says otherwise (_start_after).
+            p = self._new_publisher(h.sender_id, h.sequence, False)
+        elif p[1] == 0 and h.sequence <= p[0]:
+            pass  # after our start, yet ours: in flight as the publisher saw us join, or its latched value
         elif h.sequence <= p[0]:
             if latched:
                 return False
             s.epochs += 1
             p[0] = h.sequence
+            p[3] = True  # a start said later belongs to the earlier stream
         else:
             gap = h.sequence - p[0] - 1
             if gap and not latched:
@@ -306,6 +311,11 @@ class Sink:
                               "dropped a control frame on %s that is not a msgpack map with 't'" % self.what)
             return
         t, last = c
+        if t == "start":
+            # Directed at one subscriber: a key-wide sink of this node sees the others' too.
+            if self.directed and h.channel == self.directed:
+                self._start_after(h.sender_id, last)
+            return
         if t not in ("end", "seq"):
             return
         p = self.publishers.get(h.sender_id)
@@ -316,6 +326,31 @@ class Sink:
             p[0] = last
         if t == "end":
             del self.publishers[h.sender_id]
+
+    def _new_publisher(self, sender, last, start_known):
+        if len(self.publishers) >= 1024:
+            self.publishers.pop(next(iter(self.publishers)))
+        p = self.publishers[sender] = [last, 0, last, start_known]
+        return p
+
+    def _start_after(self, sender, after):
+        """lock held: publisher `sender` says it sent us every message after
+        `after`. Before its first message: gaps count from there. After it:
+        the messages between `after` and the first we received, which we took
+        for ones sent before we joined, were lost (the link dropped its
+        oldest), and are counted now."""
+        p = self.publishers.get(sender)
+        if p is None:
+            self._new_publisher(sender, after, True)
+            return
+        if p[3]:
+            return  # told already (it is said more than once)
+        p[3] = True
+        if p[1] == 0 or after + 1 >= p[2]:
+            return
+        lost = p[2] - 1 - after
+        if self._plausible_loss(lost):
+            self.stats.drops += lost
 
     def pop(self):
         """The oldest item, (frame, receive_ns) or a refusal (see the class), or None."""
