@@ -31,6 +31,10 @@ from .errors import Error
 from .msgs import click as mc
 
 
+# The start of the reason of a Control refused because the simulation is paused (C++ paused_refusal_prefix).
+PAUSED_REFUSAL_PREFIX = "paused: "
+
+
 class StepResult:
     """The outcome of a Control or a SensorRequest: a Sensor, a Reset or an Error."""
     __slots__ = ("kind", "value")
@@ -47,6 +51,12 @@ class StepResult:
 
     def is_error(self):
         return self.kind == "error"
+
+    def is_paused_refusal(self):
+        """An Error that says the simulation was paused and did not apply the
+        Control (held longer than the server's paused_control_hold): send it
+        again to wait anew."""
+        return self.kind == "error" and (self.value.reason or "").startswith(PAUSED_REFUSAL_PREFIX)
 
     @property
     def sensor(self):

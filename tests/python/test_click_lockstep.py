@@ -16,6 +16,7 @@ from conftest import ROOT, bin_path, python_exe
 
 import gecko
 import gecko.click
+from gecko import msgs
 from gecko.msgs import click as mc
 
 SCENE = ["--robots", "arm1,arm2", "--joints", "3", "--control-types", "angle,angular_velocity,torque"]
@@ -68,3 +69,20 @@ def test_controller_edges(rig):
     with pytest.raises(gecko.Error) as e:
         other.handshake()
     assert e.value.code == "no_peer"
+
+
+def test_a_control_held_while_paused_is_refused_as_such_and_resumed(rig):
+    rig.spawn([bin_path("gecko-sim"), "--key", rig.key, "--paused-hold-ms", "300"] + SCENE)
+    node = rig.node("py_ctl")
+    ctl = gecko.click.Controller(node, "sim", connect_timeout=10.0)
+    ctl.handshake()
+    assert ctl.step(ctl.make_control()).is_sensor()
+    pause = node.client("sim/control/pause", msgs.sim.ControlRequest, msgs.sim.ControlReply)
+    assert pause.call(msgs.sim.ControlRequest(requester="pytest"), timeout=20).ok
+    r = ctl.step(ctl.make_control())  # held 300 ms, then refused: not applied
+    assert r.is_error() and r.is_paused_refusal(), r.value
+    assert not ctl.step(ctl.make_control()).is_sensor()  # still paused: refused again, not a lost run
+    resume = node.client("sim/control/resume", msgs.sim.ControlRequest, msgs.sim.ControlReply)
+    assert resume.call(msgs.sim.ControlRequest(requester="pytest"), timeout=20).ok
+    r = ctl.step(ctl.make_control())
+    assert r.is_sensor() and not r.is_paused_refusal()
