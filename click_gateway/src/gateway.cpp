@@ -123,6 +123,18 @@ Gateway::Gateway(Node& node, GatewayOptions options)
                         // Controller checks controls against a handshake, so ask for one.
                         if (!controller_.has_handshake()) controller_.handshake();
                         StepResult result = controller_.step(control);
+                        if (result.is_watchdog_refusal()) {
+                            // Every client of the socket shares the simulation's run: one that
+                            // paused, or a new one after a client that left, finds it stopped by
+                            // the watchdog. A Click server never stops on its own, so the gateway
+                            // starts it again with the same Control instead of ending the client's run.
+                            ++stats_.watchdog_restarts;
+                            log_limited(LogLevel::info, "watchdog restart",
+                                        "simulation '" + options_.simulation +
+                                            "' had stopped its actuators (its watchdog: no Control for a while); "
+                                            "the gateway started it again with the client's Control");
+                            result = controller_.step(control);
+                        }
                         if (result.is_sensor()) ++stats_.steps;
                         return to_answer(result);
                     },

@@ -33,6 +33,8 @@ from .msgs import click as mc
 
 # The start of the reason of a Control refused because the simulation is paused (C++ paused_refusal_prefix).
 PAUSED_REFUSAL_PREFIX = "paused: "
+# What the reason of a Control refused because the watchdog had stopped the simulation holds (C++ watchdog_refusal_marker).
+WATCHDOG_REFUSAL_MARKER = "watchdog: no Control from controller '"
 
 
 class StepResult:
@@ -57,6 +59,11 @@ class StepResult:
         Control (held longer than the server's paused_control_hold): send it
         again to wait anew."""
         return self.kind == "error" and (self.value.reason or "").startswith(PAUSED_REFUSAL_PREFIX)
+
+    def is_watchdog_refusal(self):
+        """An Error that says the simulation's watchdog had stopped it (no
+        Control for too long): not applied; the next Control starts it again."""
+        return self.kind == "error" and WATCHDOG_REFUSAL_MARKER in (self.value.reason or "")
 
     @property
     def sensor(self):

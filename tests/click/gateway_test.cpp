@@ -142,11 +142,12 @@ struct InProcessRig {
     std::thread gateway_thread;
     std::exception_ptr gateway_failure;
 
-    explicit InProcessRig(const std::string& simulation = "sim") {
+    explicit InProcessRig(const std::string& simulation = "sim", std::chrono::milliseconds watchdog = 0ms) {
         // Linked both ways by hand (requests one way, answers the other).
         sim_node.connect(gateway_node.locators().front());
         gateway_node.connect(sim_node.locators().front());
         gecko::click::SimulationServerOptions so;
+        so.watchdog = watchdog;
         server = std::make_unique<gecko::click::SimulationServer>(sim_node, "sim", backend, so);
         sim_thread = std::thread([this] {
             while (running && server->spin_once(5ms)) {
@@ -215,6 +216,35 @@ TEST_CASE("a Click client steps the simulation through an in-process gateway wit
     CHECK(rig.gateway->stats().requests == 3);
     CHECK(rig.gateway->stats().steps == 3);
     CHECK(rig.gateway->stats().handshakes == 0);  // none asked by the client
+    CHECK(rig.gateway->stats().error_replies == 0);
+}
+
+// Waits (bounded) until the simulation's watchdog has stopped it `trips` times.
+bool watchdog_tripped(const InProcessRig& rig, std::uint64_t trips) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (rig.server->status().watchdog_trips < trips) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(10ms);  // polling a status: the server has no event for it
+    }
+    return true;
+}
+
+TEST_CASE("a Click client that pauses, and a new client after one that left, get Sensors after the watchdog stopped the simulation",
+          "[click][gateway]") {
+    InProcessRig rig("sim", 100ms);
+    const double dt = rig.backend.simulation().scene().time_step;
+    {
+        ClickClient client(rig.gateway->endpoint());
+        CHECK(client.step(0.1).simvars().simulatedtime() == Approx(dt));
+        REQUIRE(watchdog_tripped(rig, 1));  // the client paused longer than the watchdog
+        CHECK(client.step(0.1).simvars().simulatedtime() == Approx(2 * dt));  // not an ErrorMessage
+    }
+    REQUIRE(watchdog_tripped(rig, 2));  // that client left; a new one starts with a Control, as Click allows
+    ClickClient next(rig.gateway->endpoint());
+    CHECK(next.step(0.1).simvars().simulatedtime() == Approx(3 * dt));
+    CHECK(rig.backend.simulation().steps() == 3);  // the refused Controls stepped nothing
+    rig.stop();
+    CHECK(rig.gateway->stats().watchdog_restarts == 2);
     CHECK(rig.gateway->stats().error_replies == 0);
 }
 

@@ -9,6 +9,7 @@ refused before sending, no simulation is a clear no_peer error."""
 import os
 import re
 import sys
+import time
 
 import pytest
 
@@ -86,3 +87,19 @@ def test_a_control_held_while_paused_is_refused_as_such_and_resumed(rig):
     assert resume.call(msgs.sim.ControlRequest(requester="pytest"), timeout=20).ok
     r = ctl.step(ctl.make_control())
     assert r.is_sensor() and not r.is_paused_refusal()
+
+
+def test_a_control_after_the_watchdog_stopped_the_simulation_is_refused_as_such(rig):
+    sim = rig.spawn([bin_path("gecko-sim"), "--key", rig.key, "--watchdog-ms", "100"] + SCENE)
+    node = rig.node("py_ctl")
+    ctl = gecko.click.Controller(node, "sim", connect_timeout=10.0)
+    ctl.handshake()
+    assert ctl.step(ctl.make_control()).is_sensor()
+    # gecko-sim logs each trip; the line is the event to wait for.
+    deadline = time.monotonic() + 20
+    while not any("watchdog" in l and "stop" in l for l in sim.out + sim.err):
+        assert time.monotonic() < deadline, "\n".join(sim.out + sim.err)
+        time.sleep(0.01)
+    r = ctl.step(ctl.make_control())
+    assert r.is_error() and r.is_watchdog_refusal() and not r.is_paused_refusal(), r.value
+    assert ctl.step(ctl.make_control()).is_sensor()  # the next one starts it again

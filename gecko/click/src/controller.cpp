@@ -57,6 +57,11 @@ bool StepResult::is_paused_refusal() const noexcept {
     return e && e->reason.compare(0, paused_refusal_prefix.size(), paused_refusal_prefix) == 0;
 }
 
+bool StepResult::is_watchdog_refusal() const noexcept {
+    const auto* e = std::get_if<msgs::click::Error>(&value_);
+    return e && e->reason.find(watchdog_refusal_marker) != std::string::npos;
+}
+
 const msgs::click::Error& StepResult::error() const {
     if (const auto* e = std::get_if<msgs::click::Error>(&value_)) return *e;
     throw gecko::Error(Errc::protocol, std::string("expected an Error, the simulation answered with ") +

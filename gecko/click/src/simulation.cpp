@@ -417,7 +417,7 @@ struct SimulationServer::Impl final : detail::ControlTarget {
         std::string reason = a.ok ? std::string("spine: request 'action' is invalid in state 'stop' (the watchdog "
                                                 "stopped the spine)")
                                   : a.error;
-        reason += ". watchdog: no Control from controller '" + r.controller_id + "' within " +
+        reason += ". " + std::string(watchdog_refusal_marker) + r.controller_id + "' within " +
                   std::to_string(options.watchdog.count()) +
                   " ms; the simulation stopped its actuators and did not apply this Control. The next Control starts "
                   "it again";

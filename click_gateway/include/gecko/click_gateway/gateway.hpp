@@ -12,7 +12,7 @@
 /// ---------------|------------------------------------------|-------------------------------------
 /// HandshakeInit  | handshake()                              | HandshakeMessage
 /// SensorRequest  | sensors()                                | SensorMessage (or Reset, or Error)
-/// Control        | handshake() if none yet, then step()     | SensorMessage (or Reset, or Error)
+/// Control        | handshake() if none yet, then step()*    | SensorMessage (or Reset, or Error)
 /// Reset          | reset()                                  | ResetMessage
 /// Error          | error(reason)                            | ErrorMessage "the run ended ..."
 ///
@@ -26,6 +26,14 @@
 ///
 /// One Controller serves every client of the socket, one request at a time:
 /// Click clients take turns, as they do with a Click server.
+///
+/// (*) The clients share the simulation's run, and its watchdog: a client
+/// that paused longer than the watchdog, or a new one after a client that
+/// left, finds the simulation stopped, its actuators made safe. A Click
+/// server never stops on its own, so the gateway does not end the client's
+/// run for it: when step() is refused because the watchdog stopped the
+/// simulation, it sends the Control once more, which starts the simulation
+/// again from where it stood (GatewayStats::watchdog_restarts).
 
 #include "gecko/click_gateway/rep_loop.hpp"
 
@@ -78,6 +86,10 @@ struct GatewayStats {
     std::uint64_t sensor_requests{0}; ///< SensorRequests served
     std::uint64_t resets{0};          ///< Reset requests served
     std::uint64_t ended_runs{0};      ///< Error requests (the client ended its run)
+    /// Controls the simulation refused because its watchdog had stopped it
+    /// (no Control for longer than its watchdog), sent again at once: the
+    /// second starts it again, and the client gets its Sensor.
+    std::uint64_t watchdog_restarts{0};
     std::uint64_t error_replies{0};   ///< requests answered with an ErrorMessage, whatever the cause
     std::uint64_t refused{0};         ///< of those, refused before the simulation saw them: not a Click request
                                       ///< within the limits, or a message only a server sends

@@ -76,6 +76,9 @@ public:
     /// Control was held, then refused, and not applied. Sending it again
     /// waits for `resume` anew.
     bool is_paused_refusal() const noexcept;
+    /// An Error saying the simulation's watchdog had stopped it (no Control
+    /// for too long): the Control was not applied; the next one starts it again.
+    bool is_watchdog_refusal() const noexcept;
 
     /// The sensors. @throws gecko::Error (Errc::protocol) if the outcome is a
     /// Reset, or (Errc::remote) if it is an Error, with its reason.

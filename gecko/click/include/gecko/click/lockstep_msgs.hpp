@@ -155,6 +155,11 @@ inline constexpr std::chrono::microseconds default_lockstep_spin{50};
 /// nothing was applied; the same Control sent again waits for `resume`.
 inline constexpr std::string_view paused_refusal_prefix = "paused: ";
 
+/// What the reason of an Error answer holds when the simulation's watchdog
+/// had stopped it (no Control for too long): the Control was not applied;
+/// the next one starts the simulation again.
+inline constexpr std::string_view watchdog_refusal_marker = "watchdog: no Control from controller '";
+
 /// Topic names for the simulation named (prefixed) `prefix`, e.g. "sim".
 inline LockstepTopics lockstep_topics(std::string_view prefix) {
     std::string p(prefix);
