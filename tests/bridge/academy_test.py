@@ -416,6 +416,48 @@ async def tls_tests(key):
     bridge.stop()
 
 
+def children_of(pid):
+    """The pids whose parent is `pid` (from /proc), with their command names."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[1]) == pid:
+                out[int(entry)] = stat[stat.index("(") + 1:stat.rindex(")")]
+    return out
+
+
+def gone(pid):
+    """Exited: no such process, or a zombie nobody reaped yet (PID 1 of a container may not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2:].split()[0] in ("Z", "X")
+
+
+async def killed_bridge_tests(key):
+    """A bridge killed with -9 cannot end the simulation it started: the simulation ends by itself."""
+    sim_command = f"{shlex.quote(program('GECKO_SIM_PATH'))} --robots arm --joints 2"
+    bridge = key.run([program("GECKO_BRIDGE_PATH"), "--listen", "127.0.0.1:0", "--academy-sim-command", sim_command,
+                      "--academy-python", sys.executable])
+    port = bridge.line("serving").split("http://127.0.0.1:")[1].split("/")[0]
+    async with websockets.connect(f"ws://127.0.0.1:{port}/academy/manager") as m:
+        a = await order(Page(m), "open")
+        assert a["command"] == "PingDone", a
+    sims = [pid for pid, name in children_of(bridge.proc.pid).items() if name.startswith("gecko-sim")]
+    assert len(sims) == 1, children_of(bridge.proc.pid)
+    bridge.proc.kill()
+    bridge.proc.wait(WAIT)
+    await until(lambda: gone(sims[0]), "the simulation to end with the bridge that started it", WAIT)
+
+
 async def main():
     key = Key()
     sim_node = None
@@ -439,6 +481,7 @@ async def main():
             await reopen_tests(manager, sim_node)
         await token_tests(key)
         await tls_tests(key)
+        await killed_bridge_tests(key)
         sim_node.close()
         sim_node = None
         bridge.proc.terminate()

@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -45,6 +47,26 @@ void close_fd(int& fd) {
     fd = -1;
 }
 
+// `program` as execvp would find it, on the PATH of the child's environment (looked up before
+// fork: the child may only make async-signal-safe calls). As given if it names a directory or is not found.
+std::string on_path(const std::string& program, const std::vector<std::string>& env) {
+    if (program.empty() || program.find('/') != std::string::npos) return program;
+    std::string path = "/usr/local/bin:/usr/bin:/bin";
+    for (const auto& e : env)
+        if (e.compare(0, 5, "PATH=") == 0) path = e.substr(5);
+    std::size_t from = 0;
+    while (from <= path.size()) {
+        const auto to = std::min(path.find(':', from), path.size());
+        const std::string dir = to > from ? path.substr(from, to - from) : ".";
+        const std::string candidate = dir + "/" + program;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        from = to + 1;
+    }
+    return program;
+}
+
 }  // namespace
 
 ChildProcess::ChildProcess(const ProcessOptions& options) {
@@ -56,34 +78,55 @@ ChildProcess::ChildProcess(const ProcessOptions& options) {
         close_fd(in[1]);
         throw std::runtime_error(std::strerror(errno));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (options.pipe_stdin) posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-    if (options.pipe_stdout) posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    if (options.own_process_group) {
-        flags |= POSIX_SPAWN_SETPGROUP;
-        posix_spawnattr_setpgroup(&attributes, 0);
-    }
-    posix_spawnattr_setflags(&attributes, flags);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    sigemptyset(&defaults);
-    for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP}) sigaddset(&defaults, s);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-
     auto argv = options.argv;
     auto env = merged_environment(options.environment);
+    const std::string path = on_path(argv[0], env);
     auto argv_p = pointers(argv);
     auto env_p = pointers(env);
-    const int rc = ::posix_spawnp(&pid_, argv[0].c_str(), &actions, &attributes, argv_p.data(), env_p.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
+    int failed[2] = {-1, -1};  // the child writes errno here if exec fails; exec closes it (O_CLOEXEC) if not
+    if (::pipe2(failed, O_CLOEXEC) != 0) {
+        const int e = errno;
+        for (int* fd : {&in[0], &in[1], &out[0], &out[1]}) close_fd(*fd);
+        throw std::runtime_error(std::strerror(e));
+    }
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        // The child of a threaded process: async-signal-safe calls only, all prepared above.
+        if (options.own_process_group) ::setpgid(0, 0);
+        // Ends with the bridge, even one killed with -9 (which cannot end it itself).
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) ::_exit(127);  // the bridge was gone before the line above
+        if (options.pipe_stdin) ::dup2(in[0], STDIN_FILENO);
+        if (options.pipe_stdout) ::dup2(out[1], STDOUT_FILENO);
+        struct sigaction default_action {};
+        default_action.sa_handler = SIG_DFL;
+        for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGHUP}) ::sigaction(sig, &default_action, nullptr);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execve(path.c_str(), argv_p.data(), env_p.data());
+        const int e = errno;
+        (void)!::write(failed[1], &e, sizeof e);
+        ::_exit(127);
+    }
+    const int fork_errno = errno;
+    close_fd(failed[1]);
     close_fd(in[0]);
     close_fd(out[1]);
+    int rc = pid_ < 0 ? fork_errno : 0;
+    if (pid_ > 0) {
+        int child_errno = 0;
+        ssize_t n;
+        while ((n = ::read(failed[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR) {
+        }
+        if (n == static_cast<ssize_t>(sizeof child_errno)) {  // exec failed: reap the child
+            rc = child_errno;
+            int status = 0;
+            ::waitpid(pid_, &status, 0);
+        }
+    }
+    close_fd(failed[0]);
     if (rc != 0) {
         close_fd(in[1]);
         close_fd(out[0]);

@@ -4,7 +4,11 @@
 /// A child process the academy endpoints start (the simulation's command,
 /// the brain runner, the code checker): spawned without a shell, with its
 /// stdin and stdout as pipes when asked, ended (TERM, then KILL) and reaped
-/// when its handle goes.
+/// when its handle goes. It also gets SIGTERM when the bridge dies, however
+/// it dies (PR_SET_PDEATHSIG: a bridge killed with -9 leaves no simulation
+/// running). Linux sends that signal when the *thread* that started the
+/// child ends: start children from threads that live as long as they do
+/// (the I/O thread, the academy's workers).
 
 #include <sys/types.h>
 
