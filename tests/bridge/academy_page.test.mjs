@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Key, decodePng, launchChromium, program } from "./harness.mjs";
+import { Key, decodePng, launchChromium, program, until } from "./harness.mjs";
 
 const WAIT = 30000;  // ms: a hang guard, not a speed claim
 let browser;
@@ -100,10 +100,11 @@ test("reset's button waits for its answer; a brain from the editor shows its ima
   const { page, seen } = await openPage(bridge);
 
   // Start: the bridge runs gecko-sim; its answer comes once the simulation answers.
+  // Waited for on the socket: on a loaded machine it may outlast the page's 10 s.
   await page.click("#sim-start");
-  await waitOrExplain(page, bridge, () => !document.getElementById("sim-start").disabled, "Start's answer");
-  const opened = seen.manager.find(answerTo("open"));
-  assert.equal(opened?.command, "PingDone", `open's answer: ${JSON.stringify(opened)}`);
+  const opened = await until(() => seen.manager.find(answerTo("open")), "open's answer on the page's socket", WAIT);
+  assert.equal(opened.command, "PingDone", `open's answer: ${JSON.stringify(opened)}`);
+  await waitOrExplain(page, bridge, () => !document.getElementById("sim-start").disabled, "Start enabled again");
 
   // Reset: disabled at the press, enabled only once its PingDone is in.
   await watchDisabled(page, "#sim-reset");
@@ -126,6 +127,17 @@ test("reset's button waits for its answer; a brain from the editor shows its ima
   assert.equal(state, "paused", "the figures show the reset's state");
   assert.equal(time, "0.00 s");
   console.log(`reset answered ${ack.ms.toFixed(1)} ms after its press`);
+
+  // A brain that does not compile: its error, with its line, under the editor and in it.
+  await page.evaluate(() => ace.edit("editor").setValue("x = 1\nwhile True:\n    y = (x +\n", -1));
+  await page.click("#brain-load");
+  await waitOrExplain(page, bridge, () => window.geckoPage.simulation.brain === "error", "#erro for code that does not compile");
+  const { listed, marked } = await page.evaluate(() => ({
+    listed: document.getElementById("brain-errors").textContent,
+    marked: ace.edit("editor").session.getAnnotations().map((a) => a.row),
+  }));
+  assert.match(listed, /^line 3: SyntaxError/, listed);
+  assert.deepEqual(marked, [2], "the editor marks line 3");
 
   // A brain typed into the editor (through Ace's API: typing would re-indent it),
   // loaded, played, and the simulation resumed so that its joints move.
