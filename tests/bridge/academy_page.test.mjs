@@ -106,6 +106,17 @@ test("reset's button waits for its answer; a brain from the editor shows its ima
   assert.equal(opened.command, "PingDone", `open's answer: ${JSON.stringify(opened)}`);
   await waitOrExplain(page, bridge, () => !document.getElementById("sim-start").disabled, "Start enabled again");
 
+  // A brain that does not compile: its error, with its line, under the editor and in it.
+  await page.evaluate(() => ace.edit("editor").setValue("x = 1\nwhile True:\n    y = (x +\n", -1));
+  await page.click("#brain-load");
+  await waitOrExplain(page, bridge, () => window.geckoPage.simulation.brain === "error", "#erro for code that does not compile");
+  const { listed, marked } = await page.evaluate(() => ({
+    listed: document.getElementById("brain-errors").textContent,
+    marked: ace.edit("editor").session.getAnnotations().map((a) => a.row),
+  }));
+  assert.match(listed, /^line 3: SyntaxError/, listed);
+  assert.deepEqual(marked, [2], "the editor marks line 3");
+
   // Reset: disabled at the press, enabled only once its PingDone is in.
   await watchDisabled(page, "#sim-reset");
   await page.click("#sim-reset");
@@ -128,24 +139,15 @@ test("reset's button waits for its answer; a brain from the editor shows its ima
   assert.equal(time, "0.00 s");
   console.log(`reset answered ${ack.ms.toFixed(1)} ms after its press`);
 
-  // A brain that does not compile: its error, with its line, under the editor and in it.
-  await page.evaluate(() => ace.edit("editor").setValue("x = 1\nwhile True:\n    y = (x +\n", -1));
-  await page.click("#brain-load");
-  await waitOrExplain(page, bridge, () => window.geckoPage.simulation.brain === "error", "#erro for code that does not compile");
-  const { listed, marked } = await page.evaluate(() => ({
-    listed: document.getElementById("brain-errors").textContent,
-    marked: ace.edit("editor").session.getAnnotations().map((a) => a.row),
-  }));
-  assert.match(listed, /^line 3: SyntaxError/, listed);
-  assert.deepEqual(marked, [2], "the editor marks line 3");
-
+  await page.click("#sim-resume");
+  await waitOrExplain(page, bridge, () => window.geckoPage.simulation.acks.some((a) => a.command === "resume"), "resume's answer");
   // A brain typed into the editor (through Ace's API: typing would re-indent it),
-  // loaded, played, and the simulation resumed so that its joints move.
+  // loaded once the simulation is reset and resumed (its runner's HAL steps
+  // the simulation from then on), and played.
   await page.evaluate((code) => ace.edit("editor").setValue(code, -1), BRAIN);
   await page.click("#brain-load");
   await waitOrExplain(page, bridge, () => window.geckoPage.simulation.brain === "loaded", "#exec for the loaded brain");
-  await page.click("#sim-resume");
-  await waitOrExplain(page, bridge, () => window.geckoPage.simulation.acks.some((a) => a.command === "resume"), "resume's answer");
+
   await page.click("#brain-play");
   await waitOrExplain(page, bridge, () => window.geckoPage.simulation.brain === "playing", "#play");
   await waitOrExplain(page, bridge, () => window.geckoPage.simulation.guiImages >= 3 &&
@@ -153,6 +155,10 @@ test("reset's button waits for its answer; a brain from the editor shows its ima
   const pose = await page.locator("#gui-pose").textContent();
   assert.match(pose, /arm\/joint1.*rad.*arm\/joint2.*rad/s);
   await waitOrExplain(page, bridge, () => /Hz of 10 Hz/.test(document.getElementById("fig-brain").textContent), "the brain's frequency figure");
+  // The figures live: steps counted past resume's answer come from the status topic.
+  const resumed = seen.manager.find(answerTo("resume")).data.status.steps;
+  await waitOrExplain(page, bridge, (n) => Number(document.getElementById("fig-steps").textContent) > n + 20 &&
+    document.getElementById("fig-state").textContent === "running", "steps from the status topic", resumed);
 
   // The screenshot shows the image: its region is half the left colour, half the right.
   const box = await page.locator("#gui-image").boundingBox();
