@@ -22,9 +22,14 @@ const std::vector<PageFile>& page_files() {
         {"/", "index.html", "text/html; charset=utf-8", false},
         {"/app.js", "app.js", "text/javascript; charset=utf-8", false},
         {"/style.css", "style.css", "text/css; charset=utf-8", false},
+        {"/simulation.js", "simulation.js", "text/javascript; charset=utf-8", false},
         {"/vendor/uPlot.iife.min.js", "npm/node_modules/uplot/dist/uPlot.iife.min.js", "text/javascript; charset=utf-8", true},
         {"/vendor/uPlot.min.css", "npm/node_modules/uplot/dist/uPlot.min.css", "text/css; charset=utf-8", true},
         {"/vendor/msgpack.min.js", "npm/node_modules/@msgpack/msgpack/dist.umd/msgpack.min.js",
+         "text/javascript; charset=utf-8", true},
+        // The simulation view's code editor (Ace, a plain script: no bundler) and its Python mode.
+        {"/vendor/ace.js", "npm/node_modules/ace-builds/src-min-noconflict/ace.js", "text/javascript; charset=utf-8", true},
+        {"/vendor/ace-mode-python.js", "npm/node_modules/ace-builds/src-min-noconflict/mode-python.js",
          "text/javascript; charset=utf-8", true},
     };
     return files;

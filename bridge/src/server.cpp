@@ -441,6 +441,11 @@ private:
             respond(http::status::ok, server_->bridge->stats_json(), keep, "application/json");
             return;
         }
+        if (path == "/api/academy") {  // whether the page shows its simulation view, and for which simulation
+            respond(http::status::ok, server_->academy ? server_->academy->page_json() : "{\"academy\":false}", keep,
+                    "application/json");
+            return;
+        }
         if (path == "/api/topics") {
             server_->bridge->topics_json([self = this->shared_from_this(), keep](std::string json) {
                 self->respond(http::status::ok, std::move(json), keep, "application/json");

@@ -2,8 +2,9 @@
 // it. Lists the key's topics with their figures, shows a topic's latest
 // message (JSON, or the picture of an image topic), plots a clicked numeric
 // field, and publishes a message typed into a form of the topic's fields.
-// Everything it loads comes from the bridge (vendor/ is npm's uPlot and
-// msgpack, installed with the bridge).
+// Everything it loads comes from the bridge (vendor/ is npm's uPlot,
+// msgpack and Ace, installed with the bridge). With the academy, a second
+// view (simulation.js) controls the simulation and its brain.
 "use strict";
 
 const page = {  // what the page has done, for people and for the browser test
@@ -24,6 +25,7 @@ let nextSubscription = 1, nextClientChannel = 1;
 let selected = null;          // {topic, subscription}
 let plot = null;              // {topic, path, xs, ys, chart}
 const clientChannels = new Map();  // topic -> client channel id
+const watched = new Map();    // topic -> {onMessage, subscription}: topics other views follow (watchTopic)
 
 // ---------------------------------------------------------------- connection
 
@@ -38,6 +40,7 @@ function connect() {
     $("connection").className = "state down";
     channels.clear(); topics.clear(); services.clear(); clientChannels.clear();
     if (selected) selected.subscription = null;
+    for (const w of watched.values()) w.subscription = null;
     render();
     setTimeout(connect, 2000);
   };
@@ -63,6 +66,7 @@ function onText(msg) {
         // A channel advertised again (a new schema, a publisher back): follow it.
         if (selected && selected.topic === ch.topic && ch.encoding === "msgpack" && !selected.subscription) follow(ch.topic);
       }
+      followWatched();
       render();
       break;
     case "unadvertise":
@@ -76,6 +80,7 @@ function onText(msg) {
         if (t.msgpack && t.msgpack.id === id) {
           t.msgpack = null;
           if (selected && selected.topic === c.topic) selected.subscription = null;
+          if (watched.has(c.topic)) watched.get(c.topic).subscription = null;
         }
         if (!t.json && !t.msgpack) topics.delete(c.topic);
       }
@@ -105,6 +110,11 @@ function topicOf(name) {
 function onBinary(view) {
   if (view.getUint8(0) !== 0x01) return;
   const subscription = view.getUint32(1, true);
+  for (const w of watched.values()) {
+    if (w.subscription !== subscription) continue;
+    try { w.onMessage(MessagePack.decode(new Uint8Array(view.buffer, view.byteOffset + 13, view.byteLength - 13))); } catch (err) { /* not msgpack */ }
+    return;
+  }
   if (!selected || selected.subscription !== subscription) return;
   const payload = new Uint8Array(view.buffer, view.byteOffset + 13, view.byteLength - 13);
   const t = topics.get(selected.topic);
@@ -118,6 +128,40 @@ function onBinary(view) {
   if (plot && plot.topic === selected.topic) addPoint(message);
   if (isImage(t)) drawImage(message);
   showMessage(message);
+}
+
+/// Calls onMessage(decoded message) for every message of `topic`, from
+/// whenever it is advertised, across reconnections (the simulation view's status).
+function watchTopic(topic, onMessage) {
+  watched.set(topic, { onMessage, subscription: null });
+  followWatched();
+}
+
+function followWatched() {
+  for (const [topic, w] of watched) {
+    const t = topics.get(topic);
+    if (w.subscription || !t || !t.msgpack) continue;
+    w.subscription = nextSubscription++;
+    send({ op: "subscribe", subscriptions: [{ id: w.subscription, channelId: t.msgpack.id }] });
+  }
+}
+
+// ---------------------------------------------------------------- the views
+
+// Topics, and with the academy the simulation. The view is in the URL's
+// hash (#simulation), so a reload keeps it. Other scripts register what
+// showing and hiding their view does.
+const views = { topics: { show() {}, hide() {} } };
+let currentView = "topics";
+function showView(name) {
+  if (!views[name] || name === currentView) return;
+  views[currentView].hide();
+  $(currentView + "-view").hidden = true;
+  currentView = name;
+  $(name + "-view").hidden = false;
+  for (const b of $("views").querySelectorAll("button")) b.classList.toggle("current", b.dataset.view === name);
+  views[name].show();
+  history.replaceState(null, "", name === "topics" ? location.pathname + location.search : "#" + name);
 }
 
 // ---------------------------------------------------------------- the topic list
@@ -187,6 +231,13 @@ function onPress(container, attribute, action) {
   });
 }
 onPress($("topics").tBodies[0], "data-topic", select);
+// A button acts on its press too; and on Enter or Space when focused (a
+// click with no pointer behind it).
+function onActivate(element, action) {
+  element.addEventListener("pointerdown", (e) => { if (e.button === 0 && !element.disabled) action(); });
+  element.addEventListener("click", (e) => { if (e.detail === 0 && !element.disabled) action(); });
+}
+for (const b of $("views").querySelectorAll("button")) onActivate(b, () => showView(b.dataset.view));
 onPress($("message"), "data-path", (path) => { if (selected) startPlot(selected.topic, path); });
 
 // ---------------------------------------------------------------- one topic

@@ -41,6 +41,7 @@ async function servesItsPage(child) {
   // The browser libraries are installed with it (scripts/install-deps fetched them; no CDN at run time).
   for (const [path, file] of [["/vendor/uPlot.iife.min.js", "npm/node_modules/uplot/dist/uPlot.iife.min.js"],
     ["/vendor/msgpack.min.js", "npm/node_modules/@msgpack/msgpack/dist.umd/msgpack.min.js"],
+    ["/vendor/ace.js", "npm/node_modules/ace-builds/src-min-noconflict/ace.js"],
     ["/app.js", "app.js"]]) {
     const res = await fetch(`${http}${path}`);
     assert.equal(res.status, 200, `${path}: ${res.status}`);

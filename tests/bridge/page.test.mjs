@@ -8,69 +8,23 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { inflateSync } from "node:zlib";
-import { Key, npm, program, until } from "./harness.mjs";
+import { Key, decodePng, launchChromium, program, until } from "./harness.mjs";
 const sanitized = process.env.GECKO_TEST_SANITIZED === "1";
 
-const chromiumPath = process.env.GECKO_CHROMIUM || "/usr/bin/chromium";
 let key, bridge, browser;
 
 before(async () => {
-  const { chromium } = npm("playwright-core");
   key = await Key.start();
   key.run(program("PUB_IMU_PATH"));      // 100 Hz
   key.run(program("PUB_CAMERA_PATH"));   // 640x480 at 30 Hz
   bridge = await key.bridge();
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--no-first-run"],
-  }).catch((err) => { throw new Error(`cannot start ${chromiumPath} (scripts/install-deps installs chromium): ${err.message}`); });
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
   await key?.stop();
 });
-
-// The RGBA pixels of a PNG (8-bit RGB or RGBA, not interlaced): what Chromium's screenshots are.
-function decodePng(png) {
-  let at = 8, width = 0, height = 0, colorType = 0;
-  const idat = [];
-  while (at < png.length) {
-    const length = png.readUInt32BE(at);
-    const type = png.toString("ascii", at + 4, at + 8);
-    const data = png.subarray(at + 8, at + 8 + length);
-    if (type === "IHDR") { width = data.readUInt32BE(0); height = data.readUInt32BE(4); colorType = data[9]; }
-    if (type === "IDAT") idat.push(data);
-    at += 12 + length;
-  }
-  const bpp = colorType === 6 ? 4 : 3;
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * bpp;
-  const out = Buffer.alloc(width * height * 4);
-  const prev = Buffer.alloc(stride), cur = Buffer.alloc(stride);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)];
-    raw.copy(cur, 0, y * (stride + 1) + 1, (y + 1) * (stride + 1));
-    for (let x = 0; x < stride; x++) {
-      const a = x >= bpp ? cur[x - bpp] : 0, b = prev[x], c = x >= bpp ? prev[x - bpp] : 0;
-      let v = cur[x];
-      if (filter === 1) v += a;
-      else if (filter === 2) v += b;
-      else if (filter === 3) v += (a + b) >> 1;
-      else if (filter === 4) { const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c); v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c; }
-      cur[x] = v & 255;
-    }
-    for (let x = 0; x < width; x++) {
-      out[(y * width + x) * 4] = cur[x * bpp]; out[(y * width + x) * 4 + 1] = cur[x * bpp + 1];
-      out[(y * width + x) * 4 + 2] = cur[x * bpp + 2]; out[(y * width + x) * 4 + 3] = bpp === 4 ? cur[x * bpp + 3] : 255;
-    }
-    cur.copy(prev);
-  }
-  return { width, height, pixels: out };
-}
 
 // Waits for a condition in the page; on a timeout, fails with what the page
 // and the bridge had done, so that a failure in CI says where it stopped.

@@ -38,9 +38,11 @@ std::vector<std::string> node_environment(const NodeOptions& node) {
 namespace {
 
 json status_json(const sim::Status& s) {
-    return {{"simulation", s.simulation},
+    return {{"stamp_ns", s.stamp_ns},  // the page keeps the newest of these and of the status topic's
+            {"simulation", s.simulation},
             {"state", sim::to_string(s.state)},
             {"steps", s.steps},
+            {"steps_per_s", s.steps_per_s},
             {"simulated_time", s.simulated_time},
             {"real_time_factor", s.real_time_factor},
             {"resets", s.resets}};
@@ -135,6 +137,11 @@ std::string Academy::counters_json() const {
                 {"refused_code", counters_.refused_code.load()},
                 {"gui_frames_replaced", counters_.gui_frames_replaced.load()},
                 {"bad_images", gui_ ? gui_->bad_images() : 0}});
+}
+
+std::string Academy::page_json() const {
+    return json_text(
+        json{{"academy", true}, {"simulation", options_.simulation}, {"image_topic", options_.image_topic}});
 }
 
 void Academy::connected(Endpoint endpoint, const std::shared_ptr<Peer>& peer) {

@@ -96,6 +96,9 @@ public:
     const AcademyOptions& options() const noexcept { return options_; }
     AcademyCounters& counters() noexcept { return counters_; }
     std::string counters_json() const;
+    /// What the bridge's page needs to show the simulation: {"academy": true,
+    /// "simulation": NAME, "image_topic": TOPIC} (served at /api/academy).
+    std::string page_json() const;
 
     // ---- from the brain runner, on the I/O thread
     /// Sends `text` to every page on the code endpoint.
