@@ -11,7 +11,9 @@
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
 #include "gecko/net/net.hpp"
+#include "gecko/net/zap_handler.hpp"
 #include "gecko/net/zmq_socket.hpp"
+#include "gecko/security/key_security.hpp"
 #include "gecko/shm/segment.hpp"
 #include "gecko/wire/discovery.hpp"
 #include "gecko/wire/names.hpp"
@@ -78,6 +80,10 @@ struct Core::Impl final : TableOutput {
     CoreIdentity me;
     Table table{opt, me, *this};
     std::shared_ptr<zmq::context_t> context = net::process_context();
+    security::KeySecurity security;          // the key's secret, if this machine has one (docs/SECURITY.md §5)
+    std::optional<net::ZapAdmission> zap;    // with a secret: the ROUTER admits the key's clients; outlives it
+    std::map<int, std::string> peers;        // accepted connection fd -> peer address, to name a refused one
+    bool handshake_failed = false;           // the next connection to go is the one whose handshake failed
     std::optional<zmq::socket_t> router;
     std::optional<zmq::socket_t> monitor;  // the ROUTER's connection events
     std::optional<HostDoor> door;
@@ -175,6 +181,14 @@ void Core::Impl::setup() {
     so.max_message_size = discovery::max_zmq_message;
     so.router_handover = true;
     so.send_queue = 10000;
+    // With the key's secret every node link is CURVE, and only holders of the
+    // secret get in (an unusable secret file stops the core here).
+    security = security::KeySecurity::find(opt.key);
+    if (security.secured()) {
+        zap.emplace(context, *security.curve(), "geckocore");
+        so.curve = security.curve();
+        so.curve_role = net::CurveRole::server;
+    }
     router = net::make_socket(*context, zmq::socket_type::router, so);
     try {
         router->bind(opt.listen);
@@ -188,7 +202,9 @@ void Core::Impl::setup() {
     me.endpoint = endpoint;
     // Connection events, to close connections that never say hello.
     const std::string monitor_endpoint = "inproc://geckocore-monitor-" + std::to_string(instance);
-    if (zmq_socket_monitor(router->handle(), monitor_endpoint.c_str(), ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0) {
+    if (zmq_socket_monitor(router->handle(), monitor_endpoint.c_str(),
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
         monitor = net::make_socket(*context, zmq::socket_type::pair);
         monitor->connect(monitor_endpoint);
     }
@@ -237,18 +253,28 @@ void Core::Impl::setup() {
 // ---- multicast -------------------------------------------------------------------
 
 namespace {
+// "IP:PORT" of an accepted connection's peer ("" if it is gone already).
+std::string peer_of(int fd) {
+    sockaddr_in a{};
+    socklen_t n = sizeof a;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0 || a.sin_family != AF_INET) return "";
+    return net::to_string(a);
+}
+
 void write_core_fields(discovery::Writer& w, const Core::Impl& c) {
     w.kv("key", c.opt.key);
     w.kv("instance", c.instance);
     w.kv("endpoint", c.endpoint);
     w.kv("host", c.host);
     w.kv("pid", c.pid);
+    if (c.security.secured()) w.kv("secured", true);  // a node without the secret then says why it cannot join
 }
+std::size_t core_fields(const Core::Impl& c) { return c.security.secured() ? 6 : 5; }
 }  // namespace
 
 void Core::Impl::announce() {
     if (!sender) return;
-    discovery::Writer w("announce", 5);
+    discovery::Writer w("announce", core_fields(*this));
     write_core_fields(w, *this);
     const auto err = net::send_to(sender.get(), group, w.data(), w.size());
     if (!err.empty()) say(LogLevel::warn, "announce", "cannot announce on the multicast group: " + err);
@@ -285,7 +311,7 @@ void Core::Impl::on_datagrams() {
                 count(&CoreCounters::other_key_queries);
                 continue;
             }
-            discovery::Writer w("core", 5);
+            discovery::Writer w("core", core_fields(*this));
             write_core_fields(w, *this);
             const auto err = net::send_to(sender.get(), from, w.data(), w.size());
             if (!err.empty()) log.debug("cannot answer " + net::to_string(from) + ": " + err);
@@ -323,10 +349,30 @@ void Core::Impl::on_monitor(Clock::time_point now) {
         std::memcpy(&what, event.data(), 2);
         std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
         const int fd = static_cast<int>(value);
-        if (what == ZMQ_EVENT_ACCEPTED)
+        if (what == ZMQ_EVENT_ACCEPTED) {
             connections.accepted(fd, now);
-        else if (what == ZMQ_EVENT_DISCONNECTED)
+            if (peers.size() < 4096) peers[fd] = peer_of(fd);
+        } else if (what == ZMQ_EVENT_DISCONNECTED) {
             connections.gone(fd);
+            auto peer = peers.find(fd);
+            if (handshake_failed) {
+                // ZeroMQ names no peer in a handshake event; the connection it
+                // then closes is the one that failed.
+                handshake_failed = false;
+                count(&CoreCounters::handshakes_refused);
+                const std::string who = peer != peers.end() && !peer->second.empty() ? peer->second : "an unknown address";
+                say(LogLevel::warn, "handshake",
+                    "refused a connection from " + who + ": its " + (security.secured() ? "CURVE " : "") +
+                        "handshake failed (" +
+                        (security.secured() ? "it has no secret for key '" + opt.key + "', or another one"
+                                            : "it expects a secured core, but this core has no secret for key '" + opt.key + "'") +
+                        ") (" + std::to_string(counters.handshakes_refused) + " so far)");
+            }
+            if (peer != peers.end()) peers.erase(peer);
+        } else if (what == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || what == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+                   what == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+            handshake_failed = true;
+        }
     }
     reap_connections(now);
 }
@@ -547,6 +593,8 @@ void Core::start() {
 void Core::stop() noexcept { impl_->stopping = true; }
 
 const std::string& Core::endpoint() const noexcept { return impl_->endpoint; }
+
+std::string Core::secured_fingerprint() const { return impl_->security.fingerprint(); }
 std::uint64_t Core::instance() const noexcept { return impl_->instance; }
 const CoreOptions& Core::options() const noexcept { return impl_->opt; }
 bool Core::multicast_active() const noexcept { return static_cast<bool>(impl_->listener); }

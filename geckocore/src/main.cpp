@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
             std::cout << ", holding the host door on tcp port " << options.door_port;
         else
             std::cout << ", registering with the host door on tcp port " << options.door_port;
+        if (const auto fingerprint = core.secured_fingerprint(); !fingerprint.empty())
+            std::cout << ", secured (secret " << fingerprint << ")";
         std::cout << std::endl;
         running = &core;
         struct sigaction action {};

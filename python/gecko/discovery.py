@@ -204,6 +204,7 @@ class Finder:
         self.queries = 0
         self.answers = 0
         self.error = ""
+        self.secured_said = False  # a secured core was heard: said once, never joined
         self.backoff = 0.0
         self.next_query = 0.0
         if not opts.multicast_enabled:
@@ -277,6 +278,14 @@ class Finder:
                 continue
             endpoint, instance = m.get("endpoint"), m.get("instance")
             if not isinstance(endpoint, str) or type(instance) is not int:
+                continue
+            if m.get("secured") is True:
+                # docs/SECURITY.md §5: its links are CURVE, which this package
+                # does not speak yet. Say so rather than fail handshakes silently.
+                if not self.secured_said:
+                    self.secured_said = True
+                    self.log.error("discovery: geckocore for key '%s' (at %s) requires authentication: "
+                                   "Python nodes cannot join a secured key yet", self.opts.key, endpoint)
                 continue
             host, port = split_tcp(endpoint)
             if not port:

@@ -129,3 +129,41 @@ def test_ids_are_never_0(monkeypatch):
                node.publisher("a", String).id, node.subscriber("a", String).id, node.subscribe_all().id,
                node.service("s", String, String, lambda r: r).id, node.client("s", String, String).id]
     assert 0 not in ids and len(set(ids)) == len(ids), ids
+
+
+def test_a_secured_core_is_not_joined_and_said_once():
+    """docs/SECURITY.md §5: Python nodes cannot join a secured key yet; a core
+    that says `secured` is skipped with one ERROR, not failed silently."""
+    import select
+    import socket
+    import types
+
+    class Log:
+        def __init__(self):
+            self.errors = []
+
+        def error(self, fmt, *args):
+            self.errors.append(fmt % args)
+
+    log = Log()
+    finder = disc.Finder(types.SimpleNamespace(key="k", multicast_enabled=False), log)
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        rx.bind(("127.0.0.1", 0))
+        rx.setblocking(False)
+        fields = dict(key="k", instance=7, endpoint="tcp://127.0.0.1:4000", host="h", pid=1)
+        for _ in range(2):
+            tx.sendto(disc.pack("core", secured=True, **fields), rx.getsockname())
+        tx.sendto(disc.pack("core", **fields), rx.getsockname())
+        answers = []
+        deadline = time.monotonic() + 10
+        while not answers and time.monotonic() < deadline:  # the plain answer comes last
+            select.select([rx], [], [], 1.0)
+            answers += finder.read(rx)
+        assert answers == [("tcp://127.0.0.1:4000", 7)]
+        assert len(log.errors) == 1
+        assert "Python nodes cannot join a secured key yet" in log.errors[0]
+    finally:
+        rx.close()
+        tx.close()

@@ -162,6 +162,7 @@ std::vector<CoreAnswer> CoreFinder::read(int fd) {
         a.host = discovery::get_str(msg->root(), "host").value_or("");
         a.pid = static_cast<std::int32_t>(discovery::get_i64(msg->root(), "pid").value_or(0));
         a.announcement = !reply;
+        a.secured = discovery::get_bool(msg->root(), "secured", false);
         ++answers_;
         out.push_back(std::move(a));
     }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <chrono>
 #include <map>
 #include <utility>
@@ -31,13 +33,17 @@ Registry& registry() {
 
 }  // namespace
 
-CoreChannel::CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, bool shared)
-    : context_(std::move(context)), socket_(std::move(socket)), shared_(shared) {}
+CoreChannel::CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, zmq::socket_t monitor,
+                         bool shared)
+    : context_(std::move(context)), socket_(std::move(socket)), monitor_(std::move(monitor)), shared_(shared) {}
 
-CoreChannel::~CoreChannel() = default;
+CoreChannel::~CoreChannel() {
+    if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+}
 
 std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, const std::string& key, bool shared,
-                                               std::uint64_t session, std::shared_ptr<Inbox> inbox) {
+                                               std::uint64_t session, std::shared_ptr<Inbox> inbox,
+                                               std::shared_ptr<const net::CurveKeys> curve) {
     auto& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.pid != ::getpid()) {
@@ -62,10 +68,24 @@ std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, cons
     so.max_message_size = discovery::max_zmq_message;
     so.reconnect = std::chrono::milliseconds(100);
     so.reconnect_max = std::chrono::milliseconds(0);  // no back-off: a restarted core is found within 100 ms
+    so.curve = std::move(curve);
+    so.curve_role = net::CurveRole::client;
     auto context = net::process_context();
     zmq::socket_t s = net::make_socket(*context, zmq::socket_type::dealer, so);
+    // Handshake events: a core that refuses our handshake (security differs)
+    // says nothing else, and the node must say why it gets no answer.
+    static std::atomic<unsigned> monitors{0};
+    const std::string monitor_endpoint =
+        "inproc://gecko-core-channel-" + std::to_string(::getpid()) + "-" + std::to_string(monitors++);
+    zmq::socket_t monitor;
+    if (zmq_socket_monitor(s.handle(), monitor_endpoint.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
+        monitor = net::make_socket(*context, zmq::socket_type::pair);
+        monitor.connect(monitor_endpoint);
+    }
     s.connect(endpoint);
-    std::shared_ptr<CoreChannel> c(new CoreChannel(std::move(context), std::move(s), shared));
+    std::shared_ptr<CoreChannel> c(new CoreChannel(std::move(context), std::move(s), std::move(monitor), shared));
     c->members_.push_back({session, std::move(inbox)});
     list.push_back(c);
     return c;
@@ -146,6 +166,30 @@ void CoreChannel::set_linger(int ms) noexcept {
         socket_.set(zmq::sockopt::linger, ms);
     } catch (const zmq::error_t&) {
     }
+}
+
+unsigned CoreChannel::handshake_failures() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!monitor_) return 0;
+    try {
+        for (int budget = 64; budget > 0; --budget) {
+            zmq::message_t event, address;
+            if (!monitor_.recv(event, zmq::recv_flags::dontwait)) break;
+            if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::dontwait);
+            std::uint16_t what = 0;
+            if (event.size() >= 2) std::memcpy(&what, event.data(), 2);
+            // A connection error mid-handshake (NO_DETAIL) may be a core
+            // restarting: it counts one. A protocol or auth failure is the
+            // peer's answer, and ZeroMQ never retries it: it counts for three.
+            if (what == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+                handshake_failures_ = 0;
+            else
+                handshake_failures_ += what == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ? 1 : 3;
+        }
+    } catch (const zmq::error_t&) {
+        // The context is terminating.
+    }
+    return handshake_failures_;
 }
 
 std::size_t CoreChannel::members() const {

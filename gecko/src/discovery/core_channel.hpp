@@ -22,6 +22,8 @@
 
 #include <zmq.hpp>
 
+#include "gecko/net/zmq_socket.hpp"
+
 namespace gecko::detail {
 
 class Reactor;
@@ -42,9 +44,11 @@ public:
     /// A channel to `endpoint` (for nodes of `key`) with room for `session`:
     /// one this process already has, or a new connection (always a new one
     /// when `shared` is false; such a channel is never shared either).
+    /// With `curve` (a secured key) the connection is a CURVE client's.
     /// @throws zmq::error_t when the socket cannot be made or connected.
     static std::shared_ptr<CoreChannel> join(const std::string& endpoint, const std::string& key, bool shared,
-                                             std::uint64_t session, std::shared_ptr<Inbox> inbox);
+                                             std::uint64_t session, std::shared_ptr<Inbox> inbox,
+                                             std::shared_ptr<const net::CurveKeys> curve = nullptr);
 
     CoreChannel(const CoreChannel&) = delete;
     CoreChannel& operator=(const CoreChannel&) = delete;
@@ -64,9 +68,14 @@ public:
     void set_linger(int ms) noexcept;
     /// Sessions riding this connection now.
     std::size_t members() const;
+    /// Handshakes that failed since the last one that succeeded (the core
+    /// and this process disagree on security: one has the key's secret and
+    /// the other not, or they hold different secrets). A protocol or auth
+    /// failure, which ZeroMQ does not retry, counts three.
+    unsigned handshake_failures();
 
 private:
-    CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, bool shared);
+    CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, zmq::socket_t monitor, bool shared);
     void route_locked() noexcept;
 
     struct Member {
@@ -76,6 +85,8 @@ private:
     mutable std::mutex mutex_;
     std::shared_ptr<zmq::context_t> context_;  // outlives the socket
     zmq::socket_t socket_;
+    zmq::socket_t monitor_;  // PAIR: the socket's handshake events (none if the monitor could not start)
+    unsigned handshake_failures_ = 0;
     const bool shared_;
     std::vector<Member> members_;
 };

@@ -3,6 +3,7 @@
 
 #include "gecko/error.hpp"
 #include "gecko/net/zmq_socket.hpp"
+#include "gecko/security/key_security.hpp"
 #include "gecko/wire/discovery.hpp"
 #include "gecko/wire/schema.hpp"
 
@@ -139,6 +140,8 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
     const milliseconds find_timeout = options.find_timeout;
     net::CoreFinder finder(options);
     const auto context = net::process_context();
+    // The key's secret, if this machine has one: then the core must be secured too (docs/SECURITY.md §5).
+    const auto security = security::KeySecurity::find(options.key);
     std::optional<zmq::socket_t> dealer;
     std::string endpoint;
     bool redirected = false;         // the host door sent us elsewhere...
@@ -154,6 +157,8 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
     auto connect = [&](const std::string& ep) {
         net::SocketOptions so;
         so.max_message_size = discovery::max_zmq_message;
+        so.curve = security.curve();
+        so.curve_role = net::CurveRole::client;
         dealer.emplace(net::make_socket(*context, zmq::socket_type::dealer, so));
         dealer->connect(ep);  // not `immediate`: the request waits in the queue for the connection
         endpoint = ep;
@@ -186,6 +191,15 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         for (int at : {q_at, l_at}) {
             if (at < 0 || !(items[at].revents & ZMQ_POLLIN)) continue;
             auto answers = finder.read(static_cast<int>(items[at].fd));
+            for (const auto& a : answers) {
+                if (a.secured && !security.secured())
+                    throw Error(Errc::security, "geckocore for key '" + options.key + "' (at " + a.endpoint +
+                                                    ") requires authentication; no secret found at " + security.path());
+                if (!a.secured && security.secured())
+                    throw Error(Errc::security, "geckocore for key '" + options.key + "' (at " + a.endpoint +
+                                                    ") is not secured, but this machine has the key's secret (" +
+                                                    security.path() + "): a secured program never talks to a plain core");
+            }
             if (!dealer && !answers.empty()) connect(answers.front().endpoint);
         }
         if (dealer_at < 0 || !(items[dealer_at].revents & ZMQ_POLLIN)) continue;

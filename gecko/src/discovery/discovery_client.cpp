@@ -95,7 +95,7 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
     if (channel && endpoint == core_endpoint) return;
     via_door = false;
     try {
-        auto joined = CoreChannel::join(endpoint, opt.key, share, session, inbox);
+        auto joined = CoreChannel::join(endpoint, opt.key, share, session, inbox, opt.curve);
         leave_channel();
         channel = std::move(joined);
     } catch (const zmq::error_t& e) {
@@ -212,12 +212,14 @@ void DiscoveryClient::Impl::read_inbox(Clock::time_point now) {
 // One turn of the client: what is due is sent, what arrived is read. Returns
 // when it wants to run again. Runs on the reactor thread.
 Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
-    if (closed || !finder) return now + std::chrono::hours(1);
+    // A core whose security differs is not retried: the node said why, for good.
+    if (closed || !finder || !security_error.empty()) return now + std::chrono::hours(1);
     if (channel) channel->route();
     read_inbox(now);
     for (int fd : {finder->query_fd(), finder->listen_fd()}) {
         if (fd < 0) continue;
         for (const auto& answer : finder->read(fd)) {
+            if (security_mismatch(answer)) continue;
             if (answer.endpoint != core_endpoint) {
                 if (!acked) {
                     connect_to(answer.endpoint, now);
@@ -239,6 +241,7 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
     }
 
     Clock::time_point wake = now + milliseconds(200);
+    if (!acked && channel) check_handshakes();
     if (!acked) {
         if (finder->multicast_enabled()) wake = std::min(wake, finder->tick(now));
         const bool fallback_due = !finder->multicast_enabled() || now - search_started >= opt.find_timeout;
@@ -457,7 +460,56 @@ void DiscoveryClient::watch_graph(std::function<void(bool, bool, const std::stri
 
 bool DiscoveryClient::wait_for_core(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(impl_->state_mutex);
-    return impl_->state_cv.wait_for(lock, timeout, [&] { return impl_->acked.load(); });
+    const bool acked =
+        impl_->state_cv.wait_for(lock, timeout, [&] { return impl_->acked.load() || !impl_->security_error.empty(); });
+    if (!impl_->security_error.empty()) throw Error(Errc::security, impl_->security_error);
+    return acked;
+}
+
+std::string DiscoveryClient::security_error() const {
+    std::lock_guard<std::mutex> lock(impl_->state_mutex);
+    return impl_->security_error;
+}
+
+// ---- security ----------------------------------------------------------------------
+
+// The core says in its datagrams whether it has the key's secret: a node that
+// differs says why at once, rather than failing handshakes without a word.
+bool DiscoveryClient::Impl::security_mismatch(const net::CoreAnswer& answer) {
+    if (answer.secured == secured()) return false;
+    const std::string where = wire::printable(answer.endpoint) + " on " + wire::printable(answer.host);
+    if (answer.secured)
+        fail_security("geckocore for key '" + opt.key + "' (at " + where + ") requires authentication; no secret found at " +
+                      opt.secret_path + " (copy the key's secret there, or name it with GECKO_SECRET_FILE)");
+    else
+        fail_security("geckocore for key '" + opt.key + "' (at " + where + ") is not secured, but this node has the key's secret (" +
+                      opt.secret_path + "): a secured node never talks to a plain core. Give that core the secret too");
+    return true;
+}
+
+// A core reached without a datagram (GECKO_CORE) says nothing of its
+// security: a handshake it keeps refusing is the sign. Three in a row (one
+// every 100 ms), so that a core restarting mid-handshake is not mistaken.
+void DiscoveryClient::Impl::check_handshakes() {
+    if (!security_error.empty() || channel->handshake_failures() < 3) return;
+    if (secured())
+        fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
+                      " refuses this node's CURVE handshake: it is not secured, or holds another secret than " +
+                      opt.secret_path + " (compare `gecko keygen --key " + opt.key + " --fingerprint` on both machines)");
+    else
+        fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
+                      " refuses this node's handshake: it requires authentication; no secret found at " + opt.secret_path);
+}
+
+void DiscoveryClient::Impl::fail_security(const std::string& why) {
+    {
+        std::lock_guard<std::mutex> lock(state_mutex);
+        if (!security_error.empty()) return;
+        security_error = why;
+    }
+    state_cv.notify_all();
+    log.error("discovery: " + why);
+    leave_channel();  // no more handshakes for the core to refuse
 }
 
 bool DiscoveryClient::connected() const noexcept { return impl_->acked; }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gecko/net/finder.hpp"
+#include "gecko/net/zmq_socket.hpp"
 #include "gecko/wire/discovery.hpp"
 #include "node/directory.hpp"
 
@@ -36,7 +37,10 @@ using discovery::TopicStats;
 struct DiscoveryOptions : net::FinderOptions {
     std::chrono::milliseconds lease{3000};          ///< heartbeat every lease/3; core considered lost after a lease of silence
     std::vector<std::string> locators;              ///< the node's locators (tcp wildcards rewritten when sent)
-
+    /// The key's CurveZMQ keys when this process holds its secret: the link
+    /// to the core is CURVE, and a core that is not secured is refused.
+    std::shared_ptr<const net::CurveKeys> curve;
+    std::string secret_path;  ///< where the key's secret was looked for (for the error messages)
 };
 
 class Reactor;
@@ -86,7 +90,13 @@ public:
     /// core keeps none (an older core). Called on the discovery thread.
     void watch_directory(std::function<void(const DirectoryUpdate&)> on_update, std::function<void()> on_unsupported);
     /// True once a core acknowledged this node (returns at once if it already has).
+    /// @throws gecko::Error (Errc::security) once the core and this node
+    /// disagree on security (security_error()).
     bool wait_for_core(std::chrono::milliseconds timeout);
+    /// Why the key's core cannot be joined, for good: it is secured and this
+    /// node has no secret (or another one), or this node has the secret and
+    /// the core is plain. "" while no such thing was seen.
+    std::string security_error() const;
     /// True while a core is acknowledging our heartbeats.
     bool connected() const noexcept;
     /// What was tried to find the core and what came of it, for error messages.

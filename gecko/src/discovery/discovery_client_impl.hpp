@@ -72,6 +72,7 @@ struct DiscoveryClient::Impl {
     std::atomic<std::uint64_t> instance{0};
     std::string core_endpoint;   // the one the DEALER is connected to
     std::string attempts;        // CoreFinder::describe(), refreshed by the thread
+    std::string security_error;  // set once, for good (DiscoveryClient::security_error)
 
     // Thread-only state.
     struct Watch {
@@ -165,6 +166,11 @@ struct DiscoveryClient::Impl {
         return attempts;
     }
     std::string local_endpoint_for(const std::string& bound) const;
+    // Security (docs/SECURITY.md §5): a core whose security differs from ours is never joined.
+    bool secured() const { return opt.curve != nullptr; }
+    bool security_mismatch(const net::CoreAnswer& answer);
+    void check_handshakes();
+    void fail_security(const std::string& why);
 };
 
 }  // namespace gecko::detail

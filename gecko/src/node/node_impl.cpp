@@ -38,6 +38,10 @@ NodeImpl::NodeImpl(NodeOptions options)
     here_.pid = static_cast<std::int32_t>(::getpid());
     here_.pid_namespace = pid_namespace();
     session_ = net::random_id();
+    // The key's secret, if this machine has one, secures every ZeroMQ link
+    // (docs/SECURITY.md §5); an unusable secret file stops the node here.
+    security_ = security::KeySecurity::find(options_.key);
+    if (security_.secured()) zap_.emplace(net::process_context(), *security_.curve(), options_.name);
     // Discovery first: its search for the core (a multicast query, or the
     // connection to GECKO_CORE) is under way while the ports open below.
     // The hello that carries their locators leaves from the reactor, later.
@@ -62,6 +66,7 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.node = options_.name;
     po.session = session_;
     po.key = options_.key;
+    po.curve = security_.curve();
     po.ipc_directory = options_.ipc_directory;
     po.tcp_address = options_.tcp_address;
     po.send_queue = options_.send_queue;
@@ -151,6 +156,8 @@ DiscoveryOptions NodeImpl::discovery_options() const {
     DiscoveryOptions d;
     static_cast<net::FinderOptions&>(d) = finder_options(options_);
     d.lease = options_.lease;
+    d.curve = security_.curve();
+    d.secret_path = security_.path();
     return d;
 }
 

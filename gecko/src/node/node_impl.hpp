@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -26,6 +27,8 @@
 #include <vector>
 
 #include "discovery/discovery_client.hpp"
+#include "gecko/net/zap_handler.hpp"
+#include "gecko/security/key_security.hpp"
 #include "gecko/graph.hpp"
 #include "gecko/log.hpp"
 #include "gecko/node.hpp"
@@ -156,6 +159,8 @@ private:
     Logger logger_;
     Whereabouts here_;
     std::uint64_t session_ = 0;
+    security::KeySecurity security_;          // the key's secret here, if any (docs/SECURITY.md §5)
+    std::optional<net::ZapAdmission> zap_;    // with a secret: our CURVE sockets admit the key's clients; outlives them
     std::vector<std::unique_ptr<Transport>> transports_;
     Notices notices_;
     Reactor reactor_;

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gecko/net/zmq_socket.hpp"
+
 #include "gecko/buffer.hpp"
 #include "gecko/detail/function_ref.hpp"
 #include "gecko/log.hpp"
@@ -68,6 +70,10 @@ struct PortOptions {
     std::string node;             ///< the node's name (socket file names, logs)
     std::uint64_t session = 0;    ///< the node's session id (unique names)
     std::string key;
+    /// The key's CurveZMQ keys when it is secured (docs/SECURITY.md §5): a
+    /// network transport's listening sockets are CURVE servers, its
+    /// connecting ones CURVE clients. Null: plain.
+    std::shared_ptr<const net::CurveKeys> curve;
     std::string ipc_directory;    ///< where ipc:// sockets go
     std::string tcp_address;      ///< address tcp:// binds to ("0.0.0.0")
     std::vector<std::string> listen;  ///< exact locators to bind (their schemes must be this transport's); empty: automatic

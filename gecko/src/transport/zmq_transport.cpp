@@ -123,6 +123,8 @@ public:
         // reactor reads them as they come.
         so.receive_queue = 0;
         so.xpub_verboser = true;
+        so.curve = o.curve;  // it only binds: the CURVE server of its links
+        so.curve_role = net::CurveRole::server;
         socket_ = net::make_socket(context, zmq::socket_type::xpub, so);
         auto offers = [&](const char* s) {
             for (const auto& x : schemes)
@@ -226,6 +228,8 @@ public:
         // A peer that sends a frame above the node's limit is disconnected by
         // ZeroMQ before the frame is read whole (it reconnects at once).
         so.max_message_size = static_cast<std::int64_t>(o.max_message_size + wire::frame_header_size);
+        so.curve = o.curve;  // it only connects: the CURVE client of its links
+        so.curve_role = net::CurveRole::client;
         socket_ = net::make_socket(context, zmq::socket_type::sub, so);
         fd_ = socket_.get(zmq::sockopt::fd);
         // ZeroMQ does not reconnect a session it ended for a protocol error

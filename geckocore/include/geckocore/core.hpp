@@ -95,6 +95,10 @@ struct CoreCounters {
     std::uint64_t connections_closed = 0;   ///< idle connections that never said hello, closed
     std::uint64_t stale_shm_removed = 0;    ///< shared-memory files of crashed processes removed
     std::uint64_t answers_dropped = 0;      ///< answers not sent: their connection, or all, had too much unread
+    /// Connections whose security handshake failed: a node without the key's
+    /// secret, or with another one (docs/SECURITY.md §5). Logged; not yet in
+    /// `list`'s counters.
+    std::uint64_t handshakes_refused = 0;
 };
 
 class Core {
@@ -116,6 +120,9 @@ public:
 
     /// The bound ROUTER endpoint with its actual port, e.g. "tcp://0.0.0.0:7651".
     const std::string& endpoint() const noexcept;
+    /// The fingerprint of the key's secret when this core has one (its links
+    /// are then CURVE, docs/SECURITY.md §5); "" when it runs plain.
+    std::string secured_fingerprint() const;
     /// Random id of this run; nodes detect a restart when it changes.
     std::uint64_t instance() const noexcept;
     const CoreOptions& options() const noexcept;

@@ -53,6 +53,7 @@ struct CoreAnswer {
     std::string host;
     std::int32_t pid = 0;
     bool announcement = false;  ///< heard on the group rather than as a reply
+    bool secured = false;       ///< the core has the key's secret: its links are CURVE (docs/SECURITY.md §5)
 };
 
 class CoreFinder {

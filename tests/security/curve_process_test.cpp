@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+// A secured key across processes: real geckocore and gecko_test_node
+// processes on loopback, each finding the key's secret by itself (a
+// temporary secret file named with GECKO_SECRET_FILE, or none at all).
+
+#include <catch2/catch.hpp>
+
+#include <zmq.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "gecko/net/zmq_socket.hpp"
+#include "gecko/security/key_security.hpp"
+#include "gecko/security/secret.hpp"
+#include "support/ports.hpp"
+#include "support/process.hpp"
+
+using namespace std::chrono_literals;
+using gecko::security::Secret;
+using gecko::test::Process;
+using gecko::test::SpawnOptions;
+using gecko::test::Stderr;
+using gecko::test::TempDir;
+
+namespace {
+
+// A scratch home: the secret files, an empty XDG config (so that no secret of
+// the machine's user is found by accident), the nodes' ipc sockets.
+struct Home {
+    TempDir dir;
+    std::string secret_file(const std::string& name, const Secret& s) const {
+        const std::string path = dir.path() + "/" + name + ".secret";
+        s.write_file(path);
+        return path;
+    }
+    // The environment of a process of the key; `secret` "" = no secret at all.
+    SpawnOptions env(const std::string& secret, const std::string& core = "") const {
+        SpawnOptions o;
+        o.stderr_mode = Stderr::merge;  // their logs are what the tests read
+        o.env = {{"XDG_CONFIG_HOME", dir.path() + "/config"}, {"HOME", dir.path()}, {"GECKO_IPC_DIR", dir.path()},
+                 {"GECKO_NO_MULTICAST", "1"}};
+        if (!core.empty()) o.env["GECKO_CORE"] = core;
+        o.unset_env = {"GECKO_KEY", "GECKO_MULTICAST", "GECKO_INTERFACE", "GECKO_DISCOVERY", "GECKO_SECRET_FILE",
+                       "GECKO_TRANSPORTS"};
+        if (core.empty()) o.unset_env.push_back("GECKO_CORE");
+        if (!secret.empty()) o.env["GECKO_SECRET_FILE"] = secret;
+        return o;
+    }
+};
+
+Secret secret_of(std::uint8_t first) {
+    Secret::Bytes b{};
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint8_t>(first + 3 * i);
+    return Secret::from_bytes(b);
+}
+
+struct Core {
+    Process proc;
+    std::string address;  // 127.0.0.1:PORT
+};
+
+Core start_core(const Home& home, const std::string& key, const std::string& secret) {
+    auto proc = Process::spawn(GECKOCORE_PATH, {"--key", key, "--no-multicast", "--door", "0", "--listen", "tcp://127.0.0.1:*"},
+                               home.env(secret));
+    const auto line = proc.wait_for_line("listening on ", 20s);
+    INFO("geckocore output:\n" << proc.output());
+    REQUIRE(line);
+    const auto endpoint = gecko::test::endpoint_after(*line, "listening on ");
+    REQUIRE(endpoint);
+    if (!secret.empty()) CHECK(line->find(", secured (secret ") != std::string::npos);
+    return Core{std::move(proc), gecko::test::host_port(*endpoint)};
+}
+
+Process node(const Home& /*home*/, const std::vector<std::string>& args, const SpawnOptions& env) {
+    return Process::spawn(GECKO_TEST_NODE, args, env);
+}
+
+}  // namespace
+
+TEST_CASE("with the key's secret, processes exchange messages through a secured core over tcp and ipc",
+          "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-" + std::to_string(::getpid());
+    const auto secret = home.secret_file("key", secret_of(1));
+    auto core = start_core(home, key, secret);
+    for (const std::string& transport : {std::string("tcp"), std::string("ipc")}) {
+        INFO("transport " << transport);
+        auto env = home.env(secret, core.address);
+        env.env["GECKO_TRANSPORTS"] = transport;
+        auto pub = node(home, {"pub", "--topic", "secret/" + transport, "--count", "50", "--rate", "100", "--wait-subs", "1", "--key", key}, env);
+        auto sub = node(home, {"sub", "--topic", "secret/" + transport, "--count", "50", "--timeout-ms", "30000", "--key", key}, env);
+        for (int i = 1; i <= 50; ++i) {
+            const auto line = sub.out().wait_for("recv ", 30s);
+            INFO("subscriber output:\n" << sub.output() << "publisher output:\n" << pub.output());
+            REQUIRE(line);
+        }
+        CHECK(sub.wait(30s) == 0);
+        CHECK(pub.wait_for_line("published 50", 30s));  // then it lingers until killed
+        const auto out = sub.output() + pub.output();
+        CHECK(out.find("requires authentication") == std::string::npos);
+        CHECK(out.find("refuses") == std::string::npos);
+    }
+}
+
+TEST_CASE("a process without the secret of a secured key gets a clear error within a bound", "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-none-" + std::to_string(::getpid());
+    auto core = start_core(home, key, home.secret_file("key", secret_of(2)));
+    auto sub = node(home, {"sub", "--topic", "t", "--count", "1", "--timeout-ms", "60000", "--key", key}, home.env("", core.address));
+    const auto error = sub.wait_for_line("requires authentication; no secret found at", 20s);
+    INFO("node output:\n" << sub.output());
+    REQUIRE(error);
+    CHECK(error->find("geckocore for key '" + key + "'") != std::string::npos);
+    CHECK(error->find(home.dir.path() + "/config/gecko/keys/") != std::string::npos);  // where it looked
+    // The core says who tried.
+    const auto refused = core.proc.wait_for_line("refused a connection from 127.0.0.1:", 20s);
+    INFO("geckocore output:\n" << core.proc.output());
+    CHECK(refused);
+}
+
+TEST_CASE("a process with another secret gets a clear error within a bound and the core logs the refusal",
+          "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-other-" + std::to_string(::getpid());
+    auto core = start_core(home, key, home.secret_file("right", secret_of(3)));
+    auto sub = node(home, {"sub", "--topic", "t", "--count", "1", "--timeout-ms", "60000", "--key", key},
+                    home.env(home.secret_file("wrong", secret_of(4)), core.address));
+    const auto error = sub.wait_for_line("refuses this node's CURVE handshake", 20s);
+    INFO("node output:\n" << sub.output());
+    REQUIRE(error);
+    CHECK(error->find("holds another secret than") != std::string::npos);
+    const auto refused = core.proc.wait_for_line("refused a connection from 127.0.0.1:", 20s);
+    INFO("geckocore output:\n" << core.proc.output());
+    REQUIRE(refused);
+    CHECK(refused->find("so far") != std::string::npos);
+}
+
+TEST_CASE("a process with the secret refuses a plain core", "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-plain-" + std::to_string(::getpid());
+    auto core = start_core(home, key, "");
+    auto sub = node(home, {"sub", "--topic", "t", "--count", "1", "--timeout-ms", "60000", "--key", key},
+                    home.env(home.secret_file("key", secret_of(5)), core.address));
+    const auto error = sub.wait_for_line("refuses this node's CURVE handshake", 20s);
+    INFO("node output:\n" << sub.output());
+    CHECK(error);
+}
+
+TEST_CASE("a plain ZeroMQ client gets nothing from a secured publisher and a client of another key is refused and counted",
+          "[security][curve][zap][process]") {
+    Home home;
+    const std::string key = "sec-pub-" + std::to_string(::getpid());
+    const auto secret = home.secret_file("key", secret_of(6));
+    auto env = home.env(secret);
+    auto pub = node(home, {"pub", "--topic", "t", "--type", "string", "--count", "100000", "--rate", "200", "--wait-subs", "1",
+                           "--no-discovery", "--key", key, "--endpoint", "tcp://127.0.0.1:*"},
+                    env);
+    const auto ready = pub.wait_for_line("ready", 20s);
+    INFO("publisher output:\n" << pub.output());
+    REQUIRE(ready);
+    const auto port = gecko::test::endpoint_after(*ready, " tcp://");
+    REQUIRE(port);
+    const std::string endpoint = "tcp://" + *port;
+
+    zmq::context_t context(1);
+    // A plain subscriber to everything, as anyone on the network could try.
+    zmq::socket_t plain(context, zmq::socket_type::sub);
+    plain.set(zmq::sockopt::linger, 0);
+    plain.set(zmq::sockopt::subscribe, "");
+    plain.connect(endpoint);
+    // A CURVE client that knows the server key but holds another client key.
+    auto keys = gecko::security::curve_keys(key, secret_of(6));
+    const auto other = gecko::security::curve_keys(key, secret_of(7));
+    zmq::socket_t impostor(context, zmq::socket_type::sub);
+    impostor.set(zmq::sockopt::linger, 0);
+    impostor.set(zmq::sockopt::curve_serverkey, keys.server_public);
+    impostor.set(zmq::sockopt::curve_publickey, other.client_public);
+    impostor.set(zmq::sockopt::curve_secretkey, other.client_secret);
+    impostor.set(zmq::sockopt::subscribe, "");
+    impostor.connect(endpoint);
+
+    // The control: a subscriber process holding the secret receives.
+    auto sub = node(home, {"sub", "--topic", "t", "--type", "string", "--count", "20", "--timeout-ms", "30000", "--no-discovery",
+                           "--key", key, "--endpoint", endpoint},
+                    env);
+    const auto refused = pub.wait_for_line("refused a connection from 127.0.0.1", 20s);
+    CHECK(refused);
+    if (refused) CHECK(refused->find("refused so far") != std::string::npos);
+    int leaked = 0;
+    for (int i = 0; i < 20; ++i) {
+        const auto line = sub.out().wait_for("recv ", 30s);
+        INFO("subscriber output:\n" << sub.output());
+        REQUIRE(line);
+        zmq::message_t m;
+        while (plain.recv(m, zmq::recv_flags::dontwait)) ++leaked;
+        while (impostor.recv(m, zmq::recv_flags::dontwait)) ++leaked;
+    }
+    CHECK(sub.wait(30s) == 0);
+    CHECK(leaked == 0);
+}
