@@ -3,6 +3,7 @@
 
 #include "academy/brain_runner.hpp"
 #include "academy/gui_feed.hpp"
+#include "academy/messages.hpp"
 #include "json_text.hpp"
 
 #include <gecko/msgs/sim.hpp>
@@ -193,16 +194,15 @@ void Academy::complete(boost::asio::io_context& io, std::weak_ptr<Academy> acade
 // ---------------------------------------------------------------- manager
 
 void Academy::manager_order(const std::shared_ptr<Peer>& peer, std::string_view text) {
-    const json order = json::parse(text.begin(), text.end(), nullptr, false);
-    std::string id;
-    if (order.is_object() && order.contains("id")) id = json_text(order["id"]);
-    if (!order.is_object() || !order.contains("command") || !order["command"].is_string()) {
+    const ManagerOrder order = read_manager_order(text);
+    const std::string& id = order.id;
+    if (!order.error.empty()) {
         counters_.refused_orders.fetch_add(1, std::memory_order_relaxed);
-        peer->send(failure("", id, "a manager message is a JSON object {\"command\": NAME, \"data\": {...}}"));
+        peer->send(failure("", id, order.error));
         return;
     }
-    const std::string command = order["command"].get<std::string>();
-    const json data = order.contains("data") ? order["data"] : json::object();
+    const std::string& command = order.command;
+    const json& data = order.data;
     if (command == "Ping") {
         counters_.orders.fetch_add(1, std::memory_order_relaxed);
         peer->send(done(command, id, {{"simulation_open", open_}}));
@@ -328,8 +328,7 @@ void Academy::code_message(const std::shared_ptr<Peer>& peer, std::string_view t
         counters_.refused_code.fetch_add(1, std::memory_order_relaxed);
         peer->send("#erro" + json_text(json{{"message", message}}));
     };
-    const std::string_view name = text.substr(0, 5);
-    const std::string_view body = text.size() > 5 ? text.substr(5) : std::string_view();
+    const auto [name, body] = split_code_message(text);
     if (name == "#code") {
         brain_->load(std::string(body));
     } else if (name == "#play") {
@@ -340,27 +339,12 @@ void Academy::code_message(const std::shared_ptr<Peer>& peer, std::string_view t
     } else if (name == "#rest") {
         brain_->reset();
     } else if (name == "#freq") {
-        const json f = json::parse(body.begin(), body.end(), nullptr, false);
-        if (!f.is_object()) return refuse("#freq wants a JSON object, e.g. #freq{\"brain\": 50, \"gui\": 10}");
-        const auto number = [&](const char* key) -> std::optional<double> {
-            if (!f.contains(key)) return std::nullopt;
-            const auto& v = f[key];
-            if (v.is_number()) return v.get<double>();
-            if (v.is_string()) {  // RoboticsAcademy's page sends its numbers as text
-                try {
-                    return std::stod(v.get<std::string>());
-                } catch (const std::exception&) {
-                }
-            }
-            return -1.0;
-        };
-        const auto brain = number("brain"), gui = number("gui");
-        if ((brain && (*brain <= 0 || *brain > 1000)) || (gui && (*gui <= 0 || *gui > 1000)))
-            return refuse("#freq: brain and gui are frequencies in Hz, above 0 and at most 1000");
-        if (brain) brain_->set_frequency(*brain);
-        if (gui) {
-            brain_->set_gui_frequency(*gui);
-            gui_->set_frequency(*gui);
+        const Frequencies f = read_frequencies(body);
+        if (!f.error.empty()) return refuse(f.error);
+        if (f.brain) brain_->set_frequency(*f.brain);
+        if (f.gui) {
+            brain_->set_gui_frequency(*f.gui);
+            gui_->set_frequency(*f.gui);
         }
         brain_->report_frequencies();
     } else {
