@@ -187,3 +187,40 @@ def test_large_frames_do_not_cut_a_python_node_off_from_its_peers(rig, tmp_path)
         t.join(5)
     assert kinds == ["sensor"] * STEPS
     assert pub.stats()["messages"] >= 20  # images went out meanwhile (5 s of steps at least)
+
+
+def test_a_lower_mark_does_not_stop_a_queue_its_reader_has_emptied():
+    """The out-port alone, a plain SUB over tcp: 100 small frames read, then a
+    1 MiB frame. The SUB's queue was told 1,000, so its reader acknowledged
+    none of the 100 (libzmq does every 500): the budget's mark for 1 MiB (8)
+    made the emptied queue full, the frame was refused, and nothing reached
+    that SUB again."""
+    import random
+    import zmq
+    from gecko._transport.zmq import ZmqOutPort, context
+    port = ZmqOutPort(gecko.Options(key="budget", name="lone", transports=("tcp",), tcp_address="127.0.0.1"),
+                      random.getrandbits(63))
+    sub = context().socket(zmq.SUB)
+    try:
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.setsockopt(zmq.RCVTIMEO, 10000)
+        sub.connect([l for l in port.locators if l.startswith("tcp://")][0])
+        small, big = b"s" * 64, b"b" * (1 << 20)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # until the subscription is in: the first frame it gets
+            port.events()
+            assert port.send(small)
+            if sub.poll(10):
+                break
+        while sub.poll(100):
+            sub.recv()
+        for _ in range(100):
+            assert port.send(small)
+            assert sub.recv() == small
+        assert port.send(big)
+        assert sub.recv() == big
+        assert port.send(small)
+        assert sub.recv() == small
+    finally:
+        sub.close(0)
+        port.close()
