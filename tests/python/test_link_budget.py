@@ -9,11 +9,13 @@ one stopped with SIGSTOP, each a process of its own, over ipc and over tcp."""
 import os
 import signal
 import sys
+import threading
 import time
 
 import pytest
 
-from conftest import python_exe
+import gecko
+from conftest import bin_path, python_exe
 
 PUB = r"""
 import sys, threading, time
@@ -141,3 +143,84 @@ def test_the_byte_budget_is_an_option_and_a_variable(monkeypatch):
         monkeypatch.setenv("GECKO_SEND_QUEUE_BYTES", value)
         with pytest.raises(gecko.Error, match="GECKO_SEND_QUEUE_BYTES='%s'" % value):
             gecko.Options.from_env()
+
+
+STEPS = 500
+
+
+def test_large_frames_do_not_cut_a_python_node_off_from_its_peers(rig, tmp_path):
+    """A node that steps gecko-sim while it publishes 921,600-byte images that
+    a key-wide C++ subscriber (gecko record) takes: every step is answered. The
+    budget used to lower the out-port's mark for each image on every peer's
+    queue; a queue told a lower mark than the frames its reader had not yet
+    acknowledged to ZeroMQ (it does so every half mark) was full for good, and
+    gecko-sim stopped hearing the node's Controls (the academy brain's stall)."""
+    from gecko import click
+    from gecko.msgs import Image
+    rig.spawn([bin_path("gecko-sim"), "--key", rig.key, "--robots", "arm", "--joints", "2"])
+    rig.spawn([bin_path("gecko"), "record", "-o", str(tmp_path / "all.mcap")])
+    node = rig.node("py_stepper")
+    ctl = click.Controller(node, "sim", timeout=20.0, connect_timeout=20.0)
+    ctl.handshake()
+    control = ctl.make_control()
+    pub = node.publisher("camera/image", Image)
+    assert pub.wait_for_subscribers(1, timeout=20.0)  # the recorder's key-wide subscription
+    image = Image(width=640, height=480, encoding="rgb8", step=1920, data=bytes(640 * 480 * 3))
+    stop = threading.Event()
+
+    def publish():
+        while not stop.is_set():
+            pub.publish(image)
+            stop.wait(0.05)  # 20 Hz: the period of the stream
+
+    t = threading.Thread(target=publish, daemon=True)
+    t.start()
+    kinds = []
+    try:
+        for _ in range(STEPS):
+            kinds.append(ctl.step(control).kind)  # each step waits up to 20 s for its answer
+            time.sleep(0.01)  # ~100 Hz, as a brain's HAL steps: the pace, not a wait for an event
+    except gecko.Error as e:
+        pytest.fail("step %d of %d: %s" % (len(kinds) + 1, STEPS, e))
+    finally:
+        stop.set()
+        t.join(5)
+    assert kinds == ["sensor"] * STEPS
+    assert pub.stats()["messages"] >= 20  # images went out meanwhile (5 s of steps at least)
+
+
+def test_a_lower_mark_does_not_stop_a_queue_its_reader_has_emptied():
+    """The out-port alone, a plain SUB over tcp: 100 small frames read, then a
+    1 MiB frame. The SUB's queue was told 1,000, so its reader acknowledged
+    none of the 100 (libzmq does every 500): the budget's mark for 1 MiB (8)
+    made the emptied queue full, the frame was refused, and nothing reached
+    that SUB again."""
+    import random
+    import zmq
+    from gecko._transport.zmq import ZmqOutPort, context
+    port = ZmqOutPort(gecko.Options(key="budget", name="lone", transports=("tcp",), tcp_address="127.0.0.1"),
+                      random.getrandbits(63))
+    sub = context().socket(zmq.SUB)
+    try:
+        sub.setsockopt(zmq.SUBSCRIBE, b"")
+        sub.setsockopt(zmq.RCVTIMEO, 10000)
+        sub.connect([l for l in port.locators if l.startswith("tcp://")][0])
+        small, big = b"s" * 64, b"b" * (1 << 20)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # until the subscription is in: the first frame it gets
+            port.events()
+            assert port.send(small)
+            if sub.poll(10):
+                break
+        while sub.poll(100):
+            sub.recv()
+        for _ in range(100):
+            assert port.send(small)
+            assert sub.recv() == small
+        assert port.send(big)
+        assert sub.recv() == big
+        assert port.send(small)
+        assert sub.recv() == small
+    finally:
+        sub.close(0)
+        port.close()

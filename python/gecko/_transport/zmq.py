@@ -13,6 +13,7 @@ is the receive path's innermost step: see there for what each call costs.
 
 import os
 import threading
+from time import monotonic as _monotonic
 
 import zmq
 
@@ -77,13 +78,42 @@ def _sanitize(text, limit):
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:limit]
 
 
+def _acknowledged_every(mark):
+    """How many frames the reader of a queue told the high-water mark `mark`
+    reads before it tells the writer so (libzmq's low-water mark, pipe.cpp
+    compute_lwm); 0 for no mark: its reader never tells."""
+    if mark <= 0:
+        return 0
+    return mark - 1024 if mark > 2048 else (mark + 1) // 2
+
+
+def _highest_mark_acknowledged_within(frames):
+    """The highest mark whose readers tell the writer at least every `frames` frames."""
+    return frames + 1024 if frames > 1024 else 2 * frames - 1
+
+
+_BAND_HOLD = 10.0  # s after the last accounted frame the mark stays where it can come back down to
+
+
 class _SendBudget:
     """Holds what the XPUB queues for each peer to `nbytes` (C++
     gecko/src/transport/zmq_send_budget.hpp, where the reasoning is): ZeroMQ
     counts a peer's queue in frames, so before each frame the high-water mark
     is set to the budget divided by the largest frame ZeroMQ may still hold.
     Frames of more than nbytes / frames bytes are sent tracked (pyzmq's
-    MessageTracker says when ZeroMQ let go of them)."""
+    MessageTracker says when ZeroMQ let go of them).
+
+    A lower mark is not always safe. ZeroMQ's writer counts a queue as the
+    frames it wrote less the frames its reader last said it read, and the
+    reader says so only every _acknowledged_every(mark it was told) frames:
+    a queue its reader has emptied may still count up to that many less one.
+    Told a mark at or below that count, the queue is full for the writer, and
+    the first frame it refuses stops it for good (libzmq 4.3 waits for word
+    from a reader that has nothing left to read): that peer hears nothing
+    from this node again. So once peers may have read from the socket
+    (`floor`), the mark stays at or above what every mark they were told
+    lets them owe; and while accounted frames keep coming it rises no higher
+    than a mark it can come back down from (`_need`)."""
 
     def __init__(self, nbytes, frames):
         self.bytes = nbytes
@@ -92,20 +122,49 @@ class _SendBudget:
         self.untracked = nbytes // self.cap         # frames this small need no accounting
         self.mark = self.cap
         self._held = []                             # [(size, tracker)] of tracked frames
+        self.peers = False                          # a peer subscribed: queues may owe acknowledgements
+        self.floor = 1                              # the lowest mark that cannot stop a peer's queue
+        self._told = frames                         # ZMQ_SNDHWM as last set (0: no bound)
+        self._need = self.cap                       # the mark the last accounted frame needed ...
+        self._need_at = float("-inf")               # ... and when (time.monotonic())
 
     def accounted(self, size):
         return self.bytes > 0 and size > self.untracked
 
-    def mark_for(self, size):
+    def mark_for(self, size, now):
         """The mark the socket must have to send a frame of `size` bytes."""
         if self.bytes > 0 and (size > self.untracked or self.mark < self.cap):
             self._held = held = [h for h in self._held if not h[1].done]
             largest = max(size, self.untracked, 1, max((h[0] for h in held), default=0))
             wanted = min(self.cap, max(1, self.bytes // largest))
+            if size > self.untracked:
+                self._need, self._need_at = wanted, now
+            elif wanted > self.mark and now - self._need_at < _BAND_HOLD:
+                wanted = min(wanted, max(self.mark, _highest_mark_acknowledged_within(self._need)))
+            wanted = max(wanted, self.floor)
             # Down at once; up by a quarter at least, or back to the cap.
             if wanted < self.mark or wanted == self.cap or wanted >= self.mark + self.mark // 4 + 1:
                 self.mark = wanted
+        return self._sockopt()
+
+    def _sockopt(self):
         return 0 if self.mark == self.cap and self.initial <= 0 else self.mark
+
+    def told(self, value):
+        """The socket's ZMQ_SNDHWM was set to `value` (every queue hears it)."""
+        self._told = value
+        if self.peers:
+            owed = _acknowledged_every(value)
+            self.floor = max(self.floor, owed if owed > 0 else self.cap)
+
+    def heard(self):
+        """A peer subscribed; returns the mark the socket must have now (never
+        lower than before: the peer's queue has been told the current one)."""
+        if not self.peers:
+            self.peers = True
+            self.told(self._told)
+            self.mark = max(self.mark, self.floor)
+        return self._sockopt()
 
     def hold(self, size, tracker):
         self._held.append((size, tracker))
@@ -146,13 +205,20 @@ class ZmqOutPort:
         whose queue is at the mark does not get it; it counts the gap as drops."""
         size = len(frame)
         budget = self._budget
-        mark = budget.mark_for(size)
+        mark = budget.mark_for(size, _monotonic())
         try:
-            # A connection accepted since the mark was last set has the
-            # initial mark; asking for events attaches it: set it again.
-            if mark != self._mark or (mark != budget.initial and self._xpub.getsockopt(zmq.EVENTS) & _POLLIN):
+            pending = 0
+            if mark != budget.initial or mark != self._mark:
+                # Asking for events attaches the connections accepted since the
+                # mark was last set (they have the initial mark: set it again),
+                # and tells of a first peer (how low the mark may go: _SendBudget).
+                pending = self._xpub.getsockopt(zmq.EVENTS) & _POLLIN
+                if pending and not budget.peers:
+                    mark = budget.heard()
+            if mark != self._mark or (pending and mark != budget.initial):
                 self._xpub.setsockopt(zmq.SNDHWM, mark)
                 self._mark = mark
+                budget.told(mark)
             if budget.accounted(size):
                 budget.hold(size, self._xpub.send(zmq.Frame(frame, track=True, copy=False), _NOBLOCK, copy=False,
                                                   track=True))
@@ -177,12 +243,16 @@ class ZmqOutPort:
                 a = wire.parse_announcement(m[1:])
                 if a is not None:
                     out.append((m[0] == 1, a))
-        if heard and self._mark != self._budget.initial:
-            # A connection that subscribed is attached by now, with the initial mark.
-            try:
-                self._xpub.setsockopt(zmq.SNDHWM, self._mark)
-            except zmq.ZMQError:  # closing
-                pass
+        if heard:
+            mark = self._budget.heard()
+            if mark != self._budget.initial or mark != self._mark:
+                # A connection that subscribed is attached by now, with the initial mark.
+                try:
+                    self._xpub.setsockopt(zmq.SNDHWM, mark)
+                except zmq.ZMQError:  # closing
+                    return out
+                self._mark = mark
+                self._budget.told(mark)
         return out
 
     def close(self):
