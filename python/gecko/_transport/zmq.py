@@ -81,18 +81,22 @@ def _sanitize(text, limit):
 def _acknowledged_every(mark):
     """How many frames the reader of a queue told the high-water mark `mark`
     reads before it tells the writer so (libzmq's low-water mark, pipe.cpp
-    compute_lwm); 0 for no mark: its reader never tells."""
-    if mark <= 0:
-        return 0
+    compute_lwm): at every multiple of it, counted from the queue's start."""
     return mark - 1024 if mark > 2048 else (mark + 1) // 2
 
 
-def _highest_mark_acknowledged_within(frames):
-    """The highest mark whose readers tell the writer at least every `frames` frames."""
-    return frames + 1024 if frames > 1024 else 2 * frames - 1
+def _lowest_mark_after(mark):
+    """The lowest mark a queue told `mark` can be given later and still never
+    be full while its reader has emptied it (_SendBudget); None: no lower one."""
+    if mark <= 0 or mark > 2048:
+        return None
+    # Its reader may owe up to acknowledged_every(mark) - 1 frames; told m,
+    # it tells the writer within the next acknowledged_every(m) frames it
+    # reads, which must fit under m with them: m // 2 >= owed.
+    return max(1, 2 * (_acknowledged_every(mark) - 1))
 
 
-_BAND_HOLD = 10.0  # s after the last accounted frame the mark stays where it can come back down to
+_RAISE_AFTER = 10.0  # s without an accounted frame before the mark may rise (once peers came)
 
 
 class _SendBudget:
@@ -105,15 +109,20 @@ class _SendBudget:
 
     A lower mark is not always safe. ZeroMQ's writer counts a queue as the
     frames it wrote less the frames its reader last said it read, and the
-    reader says so only every _acknowledged_every(mark it was told) frames:
-    a queue its reader has emptied may still count up to that many less one.
-    Told a mark at or below that count, the queue is full for the writer, and
-    the first frame it refuses stops it for good (libzmq 4.3 waits for word
-    from a reader that has nothing left to read): that peer hears nothing
-    from this node again. So once peers may have read from the socket
-    (`floor`), the mark stays at or above what every mark they were told
-    lets them owe; and while accounted frames keep coming it rises no higher
-    than a mark it can come back down from (`_need`)."""
+    reader says so only at every multiple of _acknowledged_every(the mark it
+    was told): a queue its reader has emptied may still count up to that
+    many less one. Told a mark that count reaches, the queue is full for the
+    writer, and the first frame it refuses stops it for good (libzmq 4.3
+    waits for word from a reader that has nothing left to read): that peer
+    hears nothing from this node again. So once a peer came, the mark never
+    goes below _lowest_mark_after(any mark told since) (`floor`), which
+    leaves one step of the reader's acknowledgement at most; it does not rise
+    while accounted frames keep coming, and once it rose (back to the cap,
+    after _RAISE_AFTER s without them) it does not come down again. The
+    price: a node whose peers were told the full mark (it sent small frames
+    before its first large one, or none for a while) keeps nearly that mark;
+    its peers' queues are then bounded in frames, as without the budget, not
+    in bytes."""
 
     def __init__(self, nbytes, frames):
         self.bytes = nbytes
@@ -122,11 +131,10 @@ class _SendBudget:
         self.untracked = nbytes // self.cap         # frames this small need no accounting
         self.mark = self.cap
         self._held = []                             # [(size, tracker)] of tracked frames
-        self.peers = False                          # a peer subscribed: queues may owe acknowledgements
+        self.peers = False                          # a peer subscribed: its queue may owe acknowledgements
         self.floor = 1                              # the lowest mark that cannot stop a peer's queue
         self._told = frames                         # ZMQ_SNDHWM as last set (0: no bound)
-        self._need = self.cap                       # the mark the last accounted frame needed ...
-        self._need_at = float("-inf")               # ... and when (time.monotonic())
+        self._accounted_at = float("-inf")          # when the last accounted frame was sent (time.monotonic())
 
     def accounted(self, size):
         return self.bytes > 0 and size > self.untracked
@@ -137,10 +145,16 @@ class _SendBudget:
             self._held = held = [h for h in self._held if not h[1].done]
             largest = max(size, self.untracked, 1, max((h[0] for h in held), default=0))
             wanted = min(self.cap, max(1, self.bytes // largest))
+            if self.peers and wanted > self.mark:
+                # Up only back to the cap, after a quiet while, and only from
+                # a mark whose queues' debts fit under the cap's: told a
+                # higher mark, a reader may owe what it owed plus the new
+                # mark's worth. Then never down again (told() sets the floor).
+                quiet = now - self._accounted_at >= _RAISE_AFTER
+                fits = self.mark - 1 + _acknowledged_every(self.cap) - 1 < self.cap
+                wanted = self.cap if quiet and fits else self.mark
             if size > self.untracked:
-                self._need, self._need_at = wanted, now
-            elif wanted > self.mark and now - self._need_at < _BAND_HOLD:
-                wanted = min(wanted, max(self.mark, _highest_mark_acknowledged_within(self._need)))
+                self._accounted_at = now
             wanted = max(wanted, self.floor)
             # Down at once; up by a quarter at least, or back to the cap.
             if wanted < self.mark or wanted == self.cap or wanted >= self.mark + self.mark // 4 + 1:
@@ -152,10 +166,11 @@ class _SendBudget:
 
     def told(self, value):
         """The socket's ZMQ_SNDHWM was set to `value` (every queue hears it)."""
+        raised = value <= 0 or 0 < self._told < value
         self._told = value
         if self.peers:
-            owed = _acknowledged_every(value)
-            self.floor = max(self.floor, owed if owed > 0 else self.cap)
+            lowest = _lowest_mark_after(value)
+            self.floor = self.cap if raised or lowest is None else max(self.floor, min(lowest, self.cap))
 
     def heard(self):
         """A peer subscribed; returns the mark the socket must have now (never
