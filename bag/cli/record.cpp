@@ -184,26 +184,24 @@ private:
         if (directory_at_start_ && !present_at_start_.count(info.publisher_id)) new_publishers_[info.publisher_id] = info.sequence;
     }
 
-    // How many messages each new publisher sent before the recorder's link to it: the `start` it told the
-    // subscription (PROTOCOL.md §6). Until it has (it says so as it sees the link, again when it next goes quiet,
-    // and before it closes) the count waits: the subscription adds the messages between that start and the first
-    // it received to its drops once told, and an estimate taken before would count them twice. At the end a
-    // publisher that never told (an older or another implementation) is resolved from its counts:
-    // its last sequence less what it received and what the subscription counted as gaps.
+    // How many messages each new publisher sent before the recorder's link to it: its last sequence less
+    // what the subscription received and counted as lost, once the publisher has told the subscription
+    // where its stream began (its `start`, PROTOCOL.md §6: as it sees the link, again when it next goes
+    // quiet, and before it closes). Until then the count waits: the subscription adds the messages between
+    // that start and the first it received to its drops once told, and a count taken before would count
+    // them twice. At the end a publisher that never told (an older or another implementation) is resolved
+    // from its counts as they are.
     void resolve_new_publishers(const SubscriberStats& st, bool last) {
         for (auto it = new_publishers_.begin(); it != new_publishers_.end();) {
             const auto [id, first_seen] = *it;
             const auto p = st.publishers.find(id);
             std::uint64_t before = 0;
-            if (p != st.publishers.end() && p->second.start_known) {
-                before = p->second.start;
+            if (p != st.publishers.end() && (p->second.start_known || last)) {
+                const PeerStats& peer = p->second;
+                before = peer.last_sequence >= peer.received + peer.drops ? peer.last_sequence - peer.received - peer.drops : 0;
             } else if (!last) {
                 ++it;
                 continue;
-            } else if (p != st.publishers.end()) {
-                before = p->second.last_sequence >= p->second.received + p->second.drops
-                             ? p->second.last_sequence - p->second.received - p->second.drops
-                             : 0;
             } else {
                 before = first_seen > 0 ? first_seen - 1 : 0;  // forgotten (past the departed ones kept): an upper bound
             }

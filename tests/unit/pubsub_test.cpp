@@ -296,7 +296,10 @@ TEST_CASE("a publisher that closes says how many it sent: what did not arrive is
     CHECK(got.size() == 10);
     const auto stats = sub.stats();
     CHECK(stats.drops == 0);
-    CHECK(stats.publishers.empty());  // it said goodbye: its state is gone
+    // It said goodbye: its state is gone, its counts kept among the departed.
+    REQUIRE(stats.publishers.size() == 1);
+    CHECK(stats.publishers.begin()->second.departed);
+    CHECK(stats.publishers.begin()->second.received == 10);
 }
 
 TEST_CASE("callbacks run from spin_once", "[pubsub]") {
