@@ -115,8 +115,9 @@ TEST_CASE("a process without the secret of a secured key gets a clear error with
     REQUIRE(error);
     CHECK(error->find("geckocore for key '" + key + "'") != std::string::npos);
     CHECK(error->find(home.dir.path() + "/config/gecko/keys/") != std::string::npos);  // where it looked
-    // The core says who tried.
-    const auto refused = core.proc.wait_for_line("refused a connection from 127.0.0.1:", 20s);
+    // The core says someone tried (its address when the accept event came before the failed
+    // handshake; a plain client's failure can come first, and then the address is unknown).
+    const auto refused = core.proc.wait_for_line("refused a connection from ", 20s);
     INFO("geckocore output:\n" << core.proc.output());
     CHECK(refused);
 }
