@@ -106,11 +106,13 @@ std::string format_time(std::uint64_t ns) {
 
 ProgressLine::ProgressLine() : enabled_(::isatty(STDERR_FILENO) == 1) {}
 
+bool ProgressLine::due() const noexcept {
+    return enabled_ && (!shown_ || std::chrono::steady_clock::now() - last_ >= std::chrono::milliseconds(200));
+}
+
 void ProgressLine::show(const std::string& text, bool force) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (!force && shown_ && now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
+    if (!enabled_ || (!force && !due())) return;
+    last_ = std::chrono::steady_clock::now();
     shown_ = true;
     std::fprintf(stderr, "\r\033[K%s", text.c_str());
     std::fflush(stderr);

@@ -38,6 +38,8 @@ class ProgressLine {
 public:
     ProgressLine();
     bool enabled() const noexcept { return enabled_; }
+    /// Whether show() would show a line now: callers build it only then, not per message.
+    bool due() const noexcept;
     /// Shows `text` if the last showing was long enough ago (or `force`).
     void show(const std::string& text, bool force = false);
     /// Ends the line (a newline) if anything was shown.

@@ -223,7 +223,7 @@ private:
     }
 
     void progress(Timestamp t, Timestamp first, Timestamp last) {
-        if (s_.quiet || !progress_.enabled()) return;
+        if (s_.quiet || !progress_.due()) return;
         char line[200];
         const double at = first && t >= first ? static_cast<double>(t - first) / 1e9 : 0;
         const double total = last > first ? static_cast<double>(last - first) / 1e9 : 0;

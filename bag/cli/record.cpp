@@ -344,7 +344,7 @@ private:
     }
 
     void progress(const RawSubscriber& subscriber, Clock::time_point start) {
-        if (!progress_.enabled() || s_.quiet) return;
+        if (!progress_.due() || s_.quiet) return;  // stats() copies every publisher's counts
         const double secs = std::chrono::duration<double>(Clock::now() - start).count();
         const auto st = subscriber.stats();
         const std::uint64_t lost = st.drops + st.overwritten + st.unlisted + st.oversized + st.malformed + before_link_total_;
