@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "discovery/core_query.hpp"
 
+#include "discovery/core_security.hpp"
+
 #include "gecko/error.hpp"
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/security/key_security.hpp"
@@ -191,15 +193,9 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         for (int at : {q_at, l_at}) {
             if (at < 0 || !(items[at].revents & ZMQ_POLLIN)) continue;
             auto answers = finder.read(static_cast<int>(items[at].fd));
-            for (const auto& a : answers) {
-                if (a.secured && !security.secured())
-                    throw Error(Errc::security, "geckocore for key '" + options.key + "' (at " + a.endpoint +
-                                                    ") requires authentication; no secret found at " + security.path());
-                if (!a.secured && security.secured())
-                    throw Error(Errc::security, "geckocore for key '" + options.key + "' (at " + a.endpoint +
-                                                    ") is not secured, but this machine has the key's secret (" +
-                                                    security.path() + "): a secured program never talks to a plain core");
-            }
+            for (const auto& a : answers)
+                if (auto why = core_security_mismatch(options.key, a, security.secured(), security.path()); !why.empty())
+                    throw Error(Errc::security, why);
             if (!dealer && !answers.empty()) connect(answers.front().endpoint);
         }
         if (dealer_at < 0 || !(items[dealer_at].revents & ZMQ_POLLIN)) continue;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "discovery/discovery_client_impl.hpp"
 
+#include "discovery/core_security.hpp"
+
 namespace gecko::detail {
 
 
@@ -476,14 +478,9 @@ std::string DiscoveryClient::security_error() const {
 // The core says in its datagrams whether it has the key's secret: a node that
 // differs says why at once, rather than failing handshakes without a word.
 bool DiscoveryClient::Impl::security_mismatch(const net::CoreAnswer& answer) {
-    if (answer.secured == secured()) return false;
-    const std::string where = wire::printable(answer.endpoint) + " on " + wire::printable(answer.host);
-    if (answer.secured)
-        fail_security("geckocore for key '" + opt.key + "' (at " + where + ") requires authentication; no secret found at " +
-                      opt.secret_path + " (copy the key's secret there, or name it with GECKO_SECRET_FILE)");
-    else
-        fail_security("geckocore for key '" + opt.key + "' (at " + where + ") is not secured, but this node has the key's secret (" +
-                      opt.secret_path + "): a secured node never talks to a plain core. Give that core the secret too");
+    const std::string why = core_security_mismatch(opt.key, answer, secured(), opt.secret_path);
+    if (why.empty()) return false;
+    fail_security(why);
     return true;
 }
 
