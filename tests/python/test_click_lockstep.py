@@ -9,11 +9,10 @@ refused before sending, no simulation is a clear no_peer error."""
 import os
 import re
 import sys
-import time
 
 import pytest
 
-from conftest import ROOT, bin_path, python_exe
+from conftest import ROOT, bin_path, eventually, python_exe
 
 import gecko
 import gecko.click
@@ -96,10 +95,7 @@ def test_a_control_after_the_watchdog_stopped_the_simulation_is_refused_as_such(
     ctl.handshake()
     assert ctl.step(ctl.make_control()).is_sensor()
     # gecko-sim logs each trip; the line is the event to wait for.
-    deadline = time.monotonic() + 20
-    while not any("watchdog" in l and "stop" in l for l in sim.out + sim.err):
-        assert time.monotonic() < deadline, "\n".join(sim.out + sim.err)
-        time.sleep(0.01)
+    eventually(lambda: any("watchdog" in l and "stop" in l for l in sim.out + sim.err), 20, "gecko-sim's watchdog trip")
     r = ctl.step(ctl.make_control())
     assert r.is_error() and r.is_watchdog_refusal() and not r.is_paused_refusal(), r.value
     assert ctl.step(ctl.make_control()).is_sensor()  # the next one starts it again
