@@ -233,7 +233,7 @@ class _Released:
 def test_once_a_peer_came_the_mark_stays_where_no_queue_can_stop():
     """The budget's rule on its own (_SendBudget): before a peer, any mark;
     after, never below one step of the reader's acknowledgement
-    (libzmq: every (mark + 1) // 2 frames) under a mark told, not up while
+    (libzmq: every (mark + 1) // 2 frames) under a mark frames went under, not up while
     large frames keep coming, and never down again once it went up."""
     from gecko._transport.zmq import _SendBudget
     big = (1 << 20) + 100
@@ -244,13 +244,19 @@ def test_once_a_peer_came_the_mark_stays_where_no_queue_can_stop():
     fed = _SendBudget(8 << 20, 1000)
     fed.told(fed.mark_for(big, 0.0))
     assert fed.heard() == 7
+    fed.sent()
     assert fed.mark_for(64, 0.1) == 7       # large frames keep coming: not up
     fed.told(fed.mark_for(3 << 20, 0.2))
     assert fed.mark == 6                    # 7's readers owe up to 3 frames; 6's tell within 3
+    fed.sent()
     fed.told(fed.mark_for(64, 20.0))
     assert fed.mark == 1000                 # quiet: back to the cap ...
     assert fed.mark_for(big, 20.1) == 1000  # ... for good
     mixed = _SendBudget(8 << 20, 1000)
-    mixed.mark_for(64, 0.0)
+    mixed.told(mixed.mark_for(64, 0.0))
     assert mixed.heard() == 1000
+    mixed.sent()
     assert mixed.mark_for(640 * 480 * 3 + 100, 1.0) == 998  # not 9: its readers may owe 499 frames
+    fresh = _SendBudget(8 << 20, 1000)
+    assert fresh.heard() == 1000            # a peer came, nothing sent to it yet: it owes nothing
+    assert fresh.mark_for(big, 0.0) == 7

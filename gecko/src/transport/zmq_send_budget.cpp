@@ -52,18 +52,63 @@ ZmqSendBudget::ZmqSendBudget(std::size_t bytes, int frames)
       unbounded_frames_(frames <= 0),
       untracked_(bytes / static_cast<std::size_t>(frames > 0 ? frames : INT_MAX)),
       mark_(cap_),
+      told_(frames > 0 ? frames : 0),
       ledger_(std::make_shared<Ledger>()) {}
 
-int ZmqSendBudget::mark_for(std::size_t size) {
+int ZmqSendBudget::lowest_mark_after(int mark) noexcept {
+    if (mark <= 0 || mark > 2048) return 0;
+    // Its reader may owe up to acknowledged_every(mark) - 1 frames; told m,
+    // it tells the writer within the next acknowledged_every(m) frames it
+    // reads, which must fit under m with them: m / 2 >= owed.
+    return std::max(1, 2 * (acknowledged_every(mark) - 1));
+}
+
+int ZmqSendBudget::mark_for(std::size_t size, Clock::time_point now) {
     if (bytes_ != 0 && (size > untracked_ || mark_ < cap_)) {
         const std::size_t largest = std::max({size, untracked_, ledger_->largest(), std::size_t{1}});
         const std::size_t fit = bytes_ / largest;
-        const int wanted = fit >= static_cast<std::size_t>(cap_) ? cap_ : std::max(1, static_cast<int>(fit));
+        int wanted = fit >= static_cast<std::size_t>(cap_) ? cap_ : std::max(1, static_cast<int>(fit));
+        if (peers_ && wanted > mark_) {
+            // Up only back to the cap, after a quiet while, and only from a
+            // mark whose queues' debts fit under the cap's: told a higher
+            // mark, a reader may owe what it owed plus the new mark's worth.
+            // Then never down again (told() sets the floor).
+            const bool quiet = !accounted_ever_ || now - accounted_at_ >= raise_after;
+            const bool fits = static_cast<long long>(mark_) - 1 + acknowledged_every(cap_) - 1 < cap_;
+            wanted = quiet && fits ? cap_ : mark_;
+        }
+        if (size > untracked_) {
+            accounted_at_ = now;
+            accounted_ever_ = true;
+        }
+        wanted = std::max(wanted, floor_);
         // Down at once; up only by a quarter at least, or back to the cap
         // (frames of varying size would otherwise move it on every send).
         if (wanted < mark_ || wanted == cap_ || wanted >= mark_ + mark_ / 4LL + 1) mark_ = wanted;
     }
-    return mark_ == INT_MAX && unbounded_frames_ ? 0 : mark_;
+    return sockopt();
+}
+
+void ZmqSendBudget::told(int value) {
+    const bool raised = value <= 0 || (told_ > 0 && told_ < value);
+    told_ = value;
+    if (peers_ && raised) floor_ = cap_;
+}
+
+void ZmqSendBudget::sent() {
+    if (!peers_ || floor_ == cap_) return;
+    const int lowest = lowest_mark_after(told_);
+    floor_ = lowest == 0 ? cap_ : std::max(floor_, std::min(lowest, cap_));
+}
+
+int ZmqSendBudget::heard() {
+    if (!peers_) {
+        peers_ = true;
+        // One frame at most reached a peer before it was heard: it owes one.
+        floor_ = std::max(floor_, std::min(2, cap_));
+        mark_ = std::max(mark_, floor_);
+    }
+    return sockopt();
 }
 
 zmq::message_t ZmqSendBudget::message(Buffer& frame) {

@@ -166,16 +166,23 @@ public:
     std::vector<std::string> locators() const override { return bound_; }
 
     SendResult send(Buffer& frame) override {
-        const int mark = budget_.mark_for(frame.size());
+        int mark = budget_.mark_for(frame.size());
         // A connection ZeroMQ accepted since the mark was last set has the
         // initial mark; asking for events attaches it (and reads its
-        // subscriptions): set the mark again before it can get a frame.
-        if (mark != mark_ || (mark != budget_.initial_mark() && (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN)))
-            apply_mark(mark);
+        // subscriptions): set the mark again before it can get a frame. The
+        // first subscription also says how low the mark may go from now on
+        // (zmq_send_budget.hpp).
+        bool pending = false;
+        if (mark != budget_.initial_mark() || mark != mark_ || !budget_.peers()) {
+            pending = (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+            if (pending && !budget_.peers()) mark = budget_.heard();
+        }
+        if (mark != mark_ || (pending && mark != budget_.initial_mark())) apply_mark(mark);
         zmq::message_t message = budget_.message(frame);
         // A peer whose queue is at the mark does not get it: ZeroMQ says
         // nothing of that here, its subscriber counts the gap as drops.
         const bool sent = socket_.send(message, zmq::send_flags::dontwait).has_value();
+        if (sent) budget_.sent();
         return SendResult{sent, 0};
     }
 
@@ -194,7 +201,9 @@ public:
         }
         // A connection ZeroMQ accepted since the mark was last set started
         // with the initial mark; one that subscribed is attached by now.
-        if (heard && mark_ != budget_.initial_mark()) apply_mark(mark_);
+        if (!heard) return;
+        const int mark = budget_.heard();
+        if (mark != budget_.initial_mark() || mark != mark_) apply_mark(mark);
     }
 
     bool events_pending() override { return (socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0; }
@@ -209,6 +218,7 @@ private:
     void apply_mark(int mark) {
         socket_.set(zmq::sockopt::sndhwm, mark);
         mark_ = mark;
+        budget_.told(mark);
     }
 
     ZmqSendBudget budget_;

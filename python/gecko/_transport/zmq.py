@@ -114,15 +114,15 @@ class _SendBudget:
     many less one. Told a mark that count reaches, the queue is full for the
     writer, and the first frame it refuses stops it for good (libzmq 4.3
     waits for word from a reader that has nothing left to read): that peer
-    hears nothing from this node again. So once a peer came, the mark never
-    goes below _lowest_mark_after(any mark told since) (`floor`), which
-    leaves one step of the reader's acknowledgement at most; it does not rise
-    while accounted frames keep coming, and once it rose (back to the cap,
-    after _RAISE_AFTER s without them) it does not come down again. The
-    price: a node whose peers were told the full mark (it sent small frames
-    before its first large one, or none for a while) keeps nearly that mark;
-    its peers' queues are then bounded in frames, as without the budget, not
-    in bytes."""
+    hears nothing from this node again. A reader owes only for frames it
+    read, so once a peer came, the mark never goes below
+    _lowest_mark_after(any mark a frame was sent under since: sent())
+    (`floor`), which leaves one step of the reader's acknowledgement at most;
+    it does not rise while accounted frames keep coming, and once it rose
+    (back to the cap, after _RAISE_AFTER s without them) it does not come
+    down again. The price: a node that sent its peers small frames under the
+    full mark before its first large one keeps nearly that mark; its peers'
+    queues are then bounded in frames, as without the budget, not in bytes."""
 
     def __init__(self, nbytes, frames):
         self.bytes = nbytes
@@ -168,16 +168,22 @@ class _SendBudget:
         """The socket's ZMQ_SNDHWM was set to `value` (every queue hears it)."""
         raised = value <= 0 or 0 < self._told < value
         self._told = value
-        if self.peers:
-            lowest = _lowest_mark_after(value)
-            self.floor = self.cap if raised or lowest is None else max(self.floor, min(lowest, self.cap))
+        if self.peers and raised:
+            self.floor = self.cap  # frames sent before may be read under it
+
+    def sent(self):
+        """A frame was sent under the mark last told: a reader may owe for it."""
+        if self.peers and self.floor < self.cap:
+            lowest = _lowest_mark_after(self._told)
+            self.floor = self.cap if lowest is None else max(self.floor, min(lowest, self.cap))
 
     def heard(self):
         """A peer subscribed; returns the mark the socket must have now (never
-        lower than before: the peer's queue has been told the current one)."""
+        lower than before). One frame at most reached a pipe ZeroMQ attached
+        during the last send before it was heard: it owes one."""
         if not self.peers:
             self.peers = True
-            self.told(self._told)
+            self.floor = max(self.floor, min(2, self.cap))
             self.mark = max(self.mark, self.floor)
         return self._sockopt()
 
@@ -223,7 +229,7 @@ class ZmqOutPort:
         mark = budget.mark_for(size, _monotonic())
         try:
             pending = 0
-            if mark != budget.initial or mark != self._mark:
+            if mark != budget.initial or mark != self._mark or not budget.peers:
                 # Asking for events attaches the connections accepted since the
                 # mark was last set (they have the initial mark: set it again),
                 # and tells of a first peer (how low the mark may go: _SendBudget).
@@ -239,6 +245,7 @@ class ZmqOutPort:
                                                   track=True))
             else:
                 self._xpub.send(frame, _NOBLOCK, copy=size < 65536)
+            budget.sent()
         except zmq.ZMQError:  # closing
             return False
         return True
