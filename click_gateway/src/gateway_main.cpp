@@ -3,6 +3,7 @@
 // REQ/REP) drive a Gecko lockstep simulation such as gecko-sim. Parses
 // arguments, builds a Node and a Gateway (gateway.hpp), serves until SIGINT or
 // SIGTERM. Exit codes: 0 stopped by a signal, 1 runtime failure, 2 usage error.
+#include "gecko/click_gateway/click_server_backend.hpp"
 #include "gecko/click_gateway/gateway.hpp"
 
 #include <gecko/error.hpp>
@@ -10,9 +11,49 @@
 #include <gecko/options.hpp>
 #include <gecko/signals.hpp>
 
+#include <gecko/click/simulation.hpp>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
+
+namespace {
+
+// --connect: an existing Click server (e.g. an AGX simulation) offered on
+// Gecko as a lockstep simulation under the key, as gecko-sim offers its own.
+int serve_click_server(const gecko::NodeOptions& node_options, const std::string& simulation,
+                       gecko::click::ClickServerOptions server, long watchdog_ms) {
+    gecko::Node node(node_options);
+    gecko::click::ClickServerBackend backend(server, node.logger());
+    // The server may come up after the gateway: wait for its handshake.
+    bool said = false;
+    while (gecko::ok()) {
+        try {
+            backend.handshake();
+            break;
+        } catch (const gecko::Error& e) {
+            if (e.code() != gecko::Errc::timeout) throw;
+            if (!said) std::cout << "gecko-click-gateway: waiting for the Click server at " << server.endpoint << std::endl;
+            said = true;
+        }
+    }
+    if (!gecko::ok()) return 0;
+    gecko::click::SimulationServerOptions options;
+    options.watchdog = std::chrono::milliseconds(watchdog_ms);
+    gecko::click::SimulationServer sim(node, simulation, backend, options);
+    std::cout << "gecko-click-gateway: the Click server at " << server.endpoint << " is simulation '" << simulation
+              << "' under key '" << node.key() << "' (topics " << sim.topics().request << ", " << sim.topics().answer
+              << ", control services " << simulation << "/control/{start,resume,stop,pause,reset,status}, status on "
+              << simulation << "/status), timeout " << server.timeout.count() << " ms" << std::endl;
+    sim.run();
+    const auto& s = backend.stats();
+    std::cout << "gecko-click-gateway: stopped after " << s.requests << " requests to the Click server (" << s.handshakes
+              << " handshakes, " << s.steps << " steps, " << s.server_resets << " server resets, " << s.server_errors
+              << " ErrorMessages, " << s.timeouts << " timeouts, " << s.reconnects << " reconnects)" << std::endl;
+    return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     gecko::click::GatewayOptions options;
@@ -26,10 +67,23 @@ int main(int argc, char** argv) {
     args.text("--bind", options.bind, "ENDPOINT",
               "where Click clients connect (default tcp://*:5555; tcp://127.0.0.1:* picks a free port)",
               [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
+    std::string connect;
+    args.text("--connect", connect, "ENDPOINT",
+              "the other direction: connect to the Click server at ENDPOINT (e.g. tcp://sim-host:5555, an AGX "
+              "simulation) and offer it on Gecko as simulation SIM under KEY, as gecko-sim does, for Gecko "
+              "controllers; --bind is then not used",
+              [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
     args.text("--sim", options.simulation, "SIM", "the simulation's topic prefix (default sim)",
               [](const std::string& v) { return v.empty() ? std::string("empty") : std::string(); });
+    timeout_ms = 0;
     args.integer("--timeout-ms", timeout_ms, 1, 999999999, "MS",
-                 "longest wait for the simulation per request (default 5000); past it the client gets an ErrorMessage");
+                 "longest wait per request: for the simulation (default 5000; past it the Click client gets an "
+                 "ErrorMessage), or with --connect for the Click server (default 3000, below a Gecko controller's "
+                 "own 5 s: past it the controller gets an Error saying so, and the gateway reconnects)");
+    long watchdog_ms = 1000;
+    args.integer("--watchdog-ms", watchdog_ms, 0, 3600 * 1000, "MS",
+                 "with --connect: once running, a Gecko controller that sends no Control for this long loses the "
+                 "simulation (default 1000, 0: never), as with gecko-sim");
     long max_request_bytes = static_cast<long>(options.rep.max_request_bytes);
     args.integer("--max-request-bytes", max_request_bytes, 64, 1L << 30, "BYTES",
                  "largest request (default 16 MiB); ZeroMQ refuses a larger one when its size arrives, unread, by "
@@ -46,11 +100,18 @@ int main(int argc, char** argv) {
     options.rep.max_request_bytes = static_cast<std::size_t>(max_request_bytes);
     options.max_request_elements = static_cast<std::size_t>(max_request_elements);
     options.max_request_string_bytes = static_cast<std::size_t>(max_request_string_bytes);
+    if (timeout_ms == 0) timeout_ms = connect.empty() ? 5000 : 3000;
     options.controller.timeout = std::chrono::milliseconds(timeout_ms);
     options.controller.connect_timeout = std::chrono::milliseconds(timeout_ms);
 
     gecko::install_signal_handlers();
     try {
+        if (!connect.empty()) {
+            gecko::click::ClickServerOptions server;
+            server.endpoint = connect;
+            server.timeout = std::chrono::milliseconds(timeout_ms);
+            return serve_click_server(node_options, options.simulation, server, watchdog_ms);
+        }
         gecko::Node node(node_options);
         gecko::click::Gateway gateway(node, options);
         const auto& topics = gateway.controller().topics();

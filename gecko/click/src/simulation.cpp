@@ -112,10 +112,25 @@ struct SimulationServer::Impl final : detail::ControlTarget {
                 if (!observation) observation.emplace();
                 backend.fill_sensors(*observation);
             }
+        } catch (const SimulationReset& e) {
+            simulation_reset = e.what();
         } catch (const std::exception& e) {
             cycle_error = e.what();
             logger.error(std::string("backend: ") + e.what());
         }
+    }
+
+    // The backend reset itself (SimulationReset): the spine restarts from
+    // stop, paused until the next Control, and `r` is answered with a Reset.
+    Answer simulation_reset_answer(const Request& r, const std::string& why) {
+        simulation_reset.reset();
+        logger.info("the simulation reset itself" + (why.empty() ? std::string() : " (" + why + ")") +
+                    "; controller '" + r.controller_id + "' is answered with a Reset");
+        ++live.simulation_resets;
+        steps_since_reset = 0;
+        running = false;
+        if (auto wrong = restart(false)) return error_answer(r, *wrong);
+        return reset_answer(r);
     }
 
     // One spine cycle: cycle_begin, the work it asks for, cycle_end. Returns
@@ -320,6 +335,7 @@ struct SimulationServer::Impl final : detail::ControlTarget {
         }
 
         cycle_error.clear();
+        simulation_reset.reset();
         switch (r.kind) {
             case RequestKind::handshake_init: {
                 if (!r.handshake_init) return error_answer(r, "HandshakeInit request without its message");
@@ -340,12 +356,15 @@ struct SimulationServer::Impl final : detail::ControlTarget {
                 if (sm.state() == spine::State::idle) {
                     observation.reset();
                     auto a = run_request(spine::Request::observation);
+                    if (simulation_reset) return simulation_reset_answer(r, *simulation_reset);
                     if (a.ok && observation) return sensor_answer(r, std::move(*observation));
                     if (!cycle_error.empty()) return error_answer(r, cycle_error);
                 }
                 // Not started (or stopped by the watchdog): reading moves nothing, so answer anyway.
                 try {
                     return backend_sensor_answer(r);
+                } catch (const SimulationReset& e) {
+                    return simulation_reset_answer(r, e.what());
                 } catch (const std::exception& e) {
                     return error_answer(r, e.what());
                 }
@@ -372,11 +391,14 @@ struct SimulationServer::Impl final : detail::ControlTarget {
                 has_pending_control = true;
                 auto a = run_request(spine::Request::action);
                 has_pending_control = false;
+                if (simulation_reset) return simulation_reset_answer(r, *simulation_reset);
                 if (!cycle_error.empty()) return error_answer(r, cycle_error);
                 if (!a.ok) return error_answer(r, a.error);
                 running = true;
                 try {
                     return backend_sensor_answer(r);
+                } catch (const SimulationReset& e) {
+                    return simulation_reset_answer(r, e.what());
                 } catch (const std::exception& e) {
                     return error_answer(r, e.what());
                 }
@@ -591,7 +613,7 @@ struct SimulationServer::Impl final : detail::ControlTarget {
                   : paused                                        ? msgs::sim::SimulationState::paused
                                                                   : msgs::sim::SimulationState::running;
         s.steps = live.steps;
-        s.resets = live.resets;
+        s.resets = live.resets + live.simulation_resets;
         std::optional<double> t;
         try {
             t = backend.simulated_time();
@@ -658,6 +680,7 @@ struct SimulationServer::Impl final : detail::ControlTarget {
     std::optional<Request> held;                         // the Control held while paused
     Clock::time_point held_since;
     std::uint64_t steps_since_reset = 0;
+    std::optional<std::string> simulation_reset;  // the backend reset itself during this request's cycles
 
     std::atomic<bool> reset_requested{false};
     std::atomic<bool> shutdown_requested{false};

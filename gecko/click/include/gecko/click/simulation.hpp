@@ -110,11 +110,23 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gecko::click {
+
+/// Thrown by a Backend's step(), sensors() or fill_sensors() when the
+/// simulation reset itself meanwhile (a Click server behind a gateway
+/// answered with a ResetMessage): the server answers the request with a
+/// Reset, as Click does, and restarts its own state (paused until the next
+/// Control) without calling Backend::reset() again. Any other exception
+/// from the backend becomes an Error answer carrying its what().
+class SimulationReset : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 /// What the owner of the actuators implements. SimulationServer calls it from
 /// the thread that runs spin_once() / run(), never concurrently.
@@ -218,6 +230,7 @@ struct SimulationStatus {
     std::uint64_t stop_commands{0};          ///< Backend::stop_actuators() calls
     std::uint64_t watchdog_trips{0};         ///< times the watchdog stopped the actuators
     std::uint64_t resets{0};                 ///< Backend::reset() calls
+    std::uint64_t simulation_resets{0};      ///< resets the backend reported (SimulationReset), each answered with Reset
     std::uint64_t held_controls{0};          ///< Controls held because the simulation was paused
     std::uint64_t paused_refusals{0};        ///< held Controls answered with a `paused:` Error
     std::uint64_t control_operations{0};     ///< operations carried out for the control services
