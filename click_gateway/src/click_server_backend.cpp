@@ -21,6 +21,7 @@ std::string bytes_of(const Encoded& e, const char* what) {
 
 ClickServerBackend::ClickServerBackend(ClickServerOptions options, Logger logger)
     : options_(std::move(options)), logger_(std::move(logger)), context_(net::process_context()) {
+    joint_state_.frame_id = "world";
     connect();
 }
 
@@ -65,6 +66,28 @@ Decoded ClickServerBackend::exchange(const Encoded& request, const char* what) {
     return d;
 }
 
+void ClickServerBackend::saw(const msgs::click::Sensor& sensor) {
+    ++sensors_seen_;
+    auto& js = joint_state_;
+    js.names.clear();
+    js.position.clear();
+    js.velocity.clear();
+    js.effort.clear();
+    if (!handshake_) return;
+    for (const auto& [name, object] : sensor.objects) {
+        const auto described = handshake_->objects.find(name);
+        if (described == handshake_->objects.end()) continue;
+        const auto& joints = described->second.joint_sensors_in_order;
+        for (std::size_t j = 0; j < joints.size(); ++j) {
+            auto at = [j](const std::vector<double>& v) { return j < v.size() ? v[j] : 0.0; };
+            js.names.push_back(name + "/" + joints[j]);
+            js.position.push_back(at(object.angle_sensors));
+            js.velocity.push_back(at(object.angular_velocity_sensors));
+            js.effort.push_back(at(object.torque_sensors));
+        }
+    }
+}
+
 void ClickServerBackend::handshake_if_new_session() {
     if (new_session_) handshake();
 }
@@ -92,6 +115,7 @@ void ClickServerBackend::step() {
     Decoded d = exchange(encode(control_), "Control");
     if (auto* s = std::get_if<msgs::click::Sensor>(&d)) {
         ++stats_.steps;
+        saw(*s);
         stepped_ = std::move(*s);
         return;
     }
@@ -119,6 +143,7 @@ void ClickServerBackend::fill_sensors(msgs::click::Sensor& out) {
     handshake_if_new_session();
     Decoded d = exchange(encode(msgs::click::SensorRequest{}), "SensorRequest");
     if (auto* s = std::get_if<msgs::click::Sensor>(&d)) {
+        saw(*s);
         out = std::move(*s);
         return;
     }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // gecko-click-gateway: lets existing Click clients (protobuf over ZeroMQ
-// REQ/REP) drive a Gecko lockstep simulation such as gecko-sim. Parses
-// arguments, builds a Node and a Gateway (gateway.hpp), serves until SIGINT or
-// SIGTERM. Exit codes: 0 stopped by a signal, 1 runtime failure, 2 usage error.
+// REQ/REP) drive a Gecko lockstep simulation such as gecko-sim (--bind: a
+// Gateway, gateway.hpp), or, with --connect, offers an existing Click server
+// to Gecko controllers as a simulation (click_server_backend.hpp behind a
+// SimulationServer). Serves until SIGINT or SIGTERM. Exit codes: 0 stopped by
+// a signal, 1 runtime failure, 2 usage error.
 #include "gecko/click_gateway/click_server_backend.hpp"
 #include "gecko/click_gateway/gateway.hpp"
 
@@ -12,6 +14,8 @@
 #include <gecko/signals.hpp>
 
 #include <gecko/click/simulation.hpp>
+#include <gecko/msgs/sensors.hpp>
+#include <gecko/time.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -41,11 +45,20 @@ int serve_click_server(const gecko::NodeOptions& node_options, const std::string
     gecko::click::SimulationServerOptions options;
     options.watchdog = std::chrono::milliseconds(watchdog_ms);
     gecko::click::SimulationServer sim(node, simulation, backend, options);
+    auto joint_states = node.publisher<gecko::msgs::JointState>(simulation + "/joint_states");
     std::cout << "gecko-click-gateway: the Click server at " << server.endpoint << " is simulation '" << simulation
               << "' under key '" << node.key() << "' (topics " << sim.topics().request << ", " << sim.topics().answer
-              << ", control services " << simulation << "/control/{start,resume,stop,pause,reset,status}, status on "
-              << simulation << "/status), timeout " << server.timeout.count() << " ms" << std::endl;
-    sim.run();
+              << ", joint states on " << simulation << "/joint_states, control services " << simulation
+              << "/control/{start,resume,stop,pause,reset,status}, status on " << simulation << "/status), timeout "
+              << server.timeout.count() << " ms" << std::endl;
+    std::uint64_t published = 0;
+    while (sim.spin_once(std::chrono::milliseconds(10))) {
+        if (backend.sensors_seen() == published) continue;
+        published = backend.sensors_seen();
+        auto js = backend.joint_state();
+        js.stamp_ns = gecko::now_ns();
+        joint_states.publish(js);
+    }
     const auto& s = backend.stats();
     std::cout << "gecko-click-gateway: stopped after " << s.requests << " requests to the Click server (" << s.handshakes
               << " handshakes, " << s.steps << " steps, " << s.server_resets << " server resets, " << s.server_errors
@@ -63,6 +76,7 @@ int main(int argc, char** argv) {
                              "lockstep simulation SIM under KEY (e.g. gecko-sim), so that existing Click clients drive "
                              "it unchanged; every request gets exactly one reply, failures an ErrorMessage saying why "
                              "(but one over --max-request-bytes, which ZeroMQ refuses unread by closing the connection). "
+                             "With --connect, the other way: an existing Click server offered on Gecko as simulation SIM. "
                              "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 runtime failure, 2 usage error");
     args.text("--bind", options.bind, "ENDPOINT",
               "where Click clients connect (default tcp://*:5555; tcp://127.0.0.1:* picks a free port)",

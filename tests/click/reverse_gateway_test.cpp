@@ -12,6 +12,7 @@
 
 #include <gecko/click/controller.hpp>
 #include <gecko/gecko.hpp>
+#include <gecko/msgs/sensors.hpp>
 
 #include <catch2/catch.hpp>
 #include <zmq.hpp>
@@ -63,6 +64,10 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         return replies_[t];
     }
+    std::string last_request(pb::MessageType t) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return requests_[t];
+    }
     std::string last_error_text() {
         std::lock_guard<std::mutex> lock(mutex_);
         return error_text_;
@@ -85,6 +90,10 @@ private:
         arm.add_jointsensors(pb::Angle);
         arm.add_jointsensors(pb::AngularVelocity1D);
         arm.add_objectsensors(pb::Position);
+        (*arm.mutable_controlevents())["gripper"] = pb::Activated;
+        auto& imu = (*arm.mutable_sensors())["imu"];
+        imu.add_types(pb::Acceleration3D);
+        imu.add_types(pb::Force1D);
         h.mutable_simsettings()->set_timestep(dt);
         return h.SerializeAsString();
     }
@@ -98,6 +107,10 @@ private:
         arm.add_angularvelocitysensors(-1.0);
         auto* p = arm.add_objectsensors()->mutable_position();
         for (double v : {1.0, 2.0, 3.0 + steps.load()}) p->add_arr(v);
+        auto& imu = (*arm.mutable_sensors())["imu"];
+        auto* acceleration = imu.add_sensor()->mutable_acceleration3d();
+        for (double v : {0.0, 0.0, -9.81}) acceleration->add_arr(v);
+        imu.add_sensor()->set_force1d(12.5);
         s.mutable_simvars()->set_simulatedtime(steps.load() * dt);
         return s.SerializeAsString();
     }
@@ -156,11 +169,13 @@ private:
             while (hang && running_) std::this_thread::sleep_for(5ms);  // a hung server: the flag, bounded by stop()
             if (!running_) break;
             const std::string reply = answer(request.to_string());
-            pb::Message m;
-            m.ParseFromString(reply);
+            pb::Message in, out;
+            in.ParseFromString(request.to_string());
+            out.ParseFromString(reply);
             {
                 std::lock_guard<std::mutex> lock(mutex_);
-                replies_[m.messagetype()] = reply;
+                requests_[in.messagetype()] = request.to_string();
+                replies_[out.messagetype()] = reply;
             }
             socket_.send(zmq::buffer(reply), zmq::send_flags::none);
         }
@@ -173,7 +188,7 @@ private:
     std::atomic<bool> running_{false};
     std::thread thread_;
     std::mutex mutex_;
-    std::map<pb::MessageType, std::string> replies_;
+    std::map<pb::MessageType, std::string> replies_, requests_;
     std::string error_text_;
     double joint_ = 0.0;
 };
@@ -222,6 +237,7 @@ TEST_CASE("a Gecko controller drives a Click server through gecko-click-gateway 
     auto gateway = rig.reverse_gateway(server.endpoint());
     INFO("gateway output:\n" << gateway.output());
     gecko::Node node(rig.node_options("reverse_test"));
+    auto joint_states = node.subscriber<gecko::msgs::JointState>("sim/joint_states");
     gecko::click::Controller controller(node, "sim", patient());
 
     // The server's handshake, as Gecko says it.
@@ -243,11 +259,21 @@ TEST_CASE("a Gecko controller drives a Click server through gecko-click-gateway 
     for (int k = 1; k <= 5; ++k) {
         control.objects["arm"].values = {0.1 * k, -0.1 * k};
         auto r = controller.step(control);
+        INFO((r.is_error() ? r.error().reason : std::string()));
         REQUIRE(r.is_sensor());
         CHECK(r.sensor().simulated_time == Approx(k * ScriptedClickServer::dt));
         CHECK(r.sensor().objects.at("arm").angle_sensors.at(0) == Approx(0.05 * k));
     }
     CHECK(server.steps == 5);
+    // The joints of each Sensor, as gecko-sim publishes its own.
+    gecko::msgs::JointState js;
+    bool fifth = false;
+    for (const auto deadline = std::chrono::steady_clock::now() + 20s; !fifth && std::chrono::steady_clock::now() < deadline;)
+        fifth = joint_states.receive(js, 1s) && js.position.size() == 2 && js.position[0] == Approx(0.25);
+    REQUIRE(fifth);
+    CHECK(js.names == std::vector<std::string>{"arm/j1", "arm/j2"});
+    CHECK(js.position[1] == Approx(-0.125));
+    CHECK(js.velocity == std::vector<double>{0.125, -1.0});
 
     // The controller's reset reaches the server.
     const int resets = server.resets;
@@ -283,6 +309,20 @@ TEST_CASE("a Gecko controller drives a Click server through gecko-click-gateway 
     REQUIRE(summary);
     CHECK_THAT(*summary, Catch::Contains("1 server resets"));
     CHECK(gateway.wait(10s) == 0);
+}
+
+TEST_CASE("gecko-controller runs its whole program against a Click server behind gecko-click-gateway --connect",
+          "[click][gateway][reverse]") {
+    ScriptedClickServer server;
+    Rig rig;
+    auto gateway = rig.reverse_gateway(server.endpoint());
+    auto controller = Process::spawn(GECKO_CONTROLLER_PATH, {"--key", rig.key, "--steps", "200"}, rig.env);
+    const auto exit_code = controller.wait(60s);
+    INFO("gateway output:\n" << gateway.output() << "\ncontroller output:\n" << controller.output());
+    CHECK(exit_code == std::optional<int>(0));
+    CHECK(server.handshakes >= 2);  // the gateway's own, then the controller's
+    CHECK(server.resets == 1);      // its midway reset reached the server
+    CHECK(server.steps > 0);
 }
 
 TEST_CASE("a Click server that hangs or dies: the Gecko controller hears why within the bound, and the gateway reconnects",
@@ -371,6 +411,15 @@ TEST_CASE("Click client -> forward gateway -> Gecko -> reverse gateway -> Click 
     arm.add_values(0.25);
     arm.add_values(-0.5);
     for (int k = 0; k < 3; ++k) CHECK(same(control.SerializeAsString(), pb::SensorMessageType));
+    CHECK(server.last_request(pb::ControlMessageType) == control.SerializeAsString());  // and the requests too
+    pb::ControlMessage deprecated;  // Click's older arrays, kept as they are
+    deprecated.set_messagetype(pb::ControlMessageType);
+    auto& old_arm = (*deprecated.mutable_objects())["arm"];
+    old_arm.add_angles(0.25);
+    old_arm.add_angles(-0.5);
+    (*old_arm.mutable_controlevents())["gripper"] = true;
+    CHECK(same(deprecated.SerializeAsString(), pb::SensorMessageType));
+    CHECK(server.last_request(pb::ControlMessageType) == deprecated.SerializeAsString());
 
     pb::ResetMessage reset;
     reset.set_messagetype(pb::ResetMessageType);

@@ -28,6 +28,7 @@
 
 #include <gecko/click/simulation.hpp>
 #include <gecko/log.hpp>
+#include <gecko/msgs/sensors.hpp>
 
 #include <zmq.hpp>
 
@@ -82,6 +83,13 @@ public:
 
     /// The server's latest handshake (empty before the first).
     const std::optional<msgs::click::Handshake>& last_handshake() const noexcept { return handshake_; }
+    /// The joints as the server's latest Sensor has them (names "object/joint"
+    /// from the handshake's joint_sensors_in_order; position, velocity and
+    /// effort from the angle, angular velocity and torque arrays, where sent),
+    /// and how many Sensors it has seen: what gecko-sim publishes on
+    /// SIM/joint_states, for a gateway to publish after each.
+    const msgs::JointState& joint_state() const noexcept { return joint_state_; }
+    std::uint64_t sensors_seen() const noexcept { return sensors_seen_; }
     const ClickServerStats& stats() const noexcept { return stats_; }
     const ClickServerOptions& options() const noexcept { return options_; }
 
@@ -91,6 +99,7 @@ private:
     Decoded exchange(const Encoded& request, const char* what);
     void connect();
     void handshake_if_new_session();
+    void saw(const msgs::click::Sensor& sensor);
 
     ClickServerOptions options_;
     Logger logger_;
@@ -99,6 +108,8 @@ private:
     msgs::click::Control control_;
     std::optional<msgs::click::Sensor> stepped_;  // the last step's Sensor, until fill_sensors() takes it
     std::optional<msgs::click::Handshake> handshake_;
+    msgs::JointState joint_state_;
+    std::uint64_t sensors_seen_{0};
     bool new_session_{false};  // the socket was replaced: the server hears a HandshakeInit first
     ClickServerStats stats_;
 };
