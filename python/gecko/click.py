@@ -276,3 +276,7 @@ class Controller:
         hs = self.last_handshake
         return mc.Control(objects={name: mc.ControlObject(values=[0.0] * len(o.controls_in_order))
                                    for name, o in hs.objects.items() if o.controls_in_order})
+
+
+# The simulation side of the protocol (click_server.py), under the same module as the controller.
+from .click_server import Backend, BackendReset, SimulationServer, SimulationStatus  # noqa: E402,F401
