@@ -26,7 +26,7 @@ namespace {
 // --connect: an existing Click server (e.g. an AGX simulation) offered on
 // Gecko as a lockstep simulation under the key, as gecko-sim offers its own.
 int serve_click_server(const gecko::NodeOptions& node_options, const std::string& simulation,
-                       gecko::click::ClickServerOptions server, long watchdog_ms) {
+                       gecko::click::ClickServerOptions server, long watchdog_ms, long spin_us) {
     gecko::Node node(node_options);
     gecko::click::ClickServerBackend backend(server, node.logger());
     // The server may come up after the gateway: wait for its handshake.
@@ -44,6 +44,7 @@ int serve_click_server(const gecko::NodeOptions& node_options, const std::string
     if (!gecko::ok()) return 0;
     gecko::click::SimulationServerOptions options;
     options.watchdog = std::chrono::milliseconds(watchdog_ms);
+    options.request_subscriber.spin = std::chrono::microseconds(spin_us);
     gecko::click::SimulationServer sim(node, simulation, backend, options);
     auto joint_states = node.publisher<gecko::msgs::JointState>(simulation + "/joint_states");
     std::cout << "gecko-click-gateway: the Click server at " << server.endpoint << " is simulation '" << simulation
@@ -98,6 +99,11 @@ int main(int argc, char** argv) {
     args.integer("--watchdog-ms", watchdog_ms, 0, 3600 * 1000, "MS",
                  "with --connect: once running, a Gecko controller that sends no Control for this long loses the "
                  "simulation (default 1000, 0: never), as with gecko-sim");
+    long spin_us = 0;
+    args.integer("--spin-us", spin_us, 0, 1000000, "US",
+                 "with --connect: busy-poll shared memory this long for the controller's next request before blocking "
+                 "(default 0: the Click server's answer needs ZeroMQ's I/O threads, which a busy-poll would keep off "
+                 "a small machine's cores)");
     long max_request_bytes = static_cast<long>(options.rep.max_request_bytes);
     args.integer("--max-request-bytes", max_request_bytes, 64, 1L << 30, "BYTES",
                  "largest request (default 16 MiB); ZeroMQ refuses a larger one when its size arrives, unread, by "
@@ -124,7 +130,7 @@ int main(int argc, char** argv) {
             gecko::click::ClickServerOptions server;
             server.endpoint = connect;
             server.timeout = std::chrono::milliseconds(timeout_ms);
-            return serve_click_server(node_options, options.simulation, server, watchdog_ms);
+            return serve_click_server(node_options, options.simulation, server, watchdog_ms, spin_us);
         }
         gecko::Node node(node_options);
         gecko::click::Gateway gateway(node, options);
