@@ -325,6 +325,49 @@ TEST_CASE("gecko-controller runs its whole program against a Click server behind
     CHECK(server.steps > 0);
 }
 
+TEST_CASE("a Gecko controller killed mid-run through --connect: a new controller takes the Click server over",
+          "[click][gateway][reverse]") {
+    ScriptedClickServer server;
+    Rig rig;
+    auto gateway = rig.reverse_gateway(server.endpoint());
+    auto first = Process::spawn(GECKO_CONTROLLER_PATH, {"--key", rig.key, "--steps", "0"}, rig.env);
+    bool stepping = false;
+    for (const auto deadline = std::chrono::steady_clock::now() + 20s; !stepping && std::chrono::steady_clock::now() < deadline;)
+        stepping = server.steps.load() > 50 || (std::this_thread::sleep_for(10ms), false);  // polls the server's counter
+    INFO("gateway output:\n" << gateway.output() << "\nfirst controller:\n" << first.output());
+    REQUIRE(stepping);
+    first.kill(SIGKILL);
+    first.wait(10s);
+    const int handshakes = server.handshakes;
+    gecko::Node node(rig.node_options("successor"));
+    gecko::click::Controller next(node, "sim", patient());
+    // Refused ("driven by controller ...") until the simulation has seen the
+    // first one's answer subscription close with its process; then accepted.
+    const auto killed_at = std::chrono::steady_clock::now();
+    bool accepted = false;
+    std::string refusal;
+    for (int attempt = 0; attempt < 200 && !accepted; ++attempt) {
+        try {
+            next.handshake();
+            accepted = true;
+        } catch (const gecko::Error& e) {
+            refusal = e.what();
+            std::this_thread::sleep_for(50ms);  // a user trying again; bounded by the attempts
+        }
+    }
+    INFO("last refusal: " << refusal);
+    REQUIRE(accepted);
+    std::printf("a new controller was accepted %lld ms after the first was killed\n",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - killed_at).count()));
+    CHECK(std::chrono::steady_clock::now() - killed_at < 9s);  // not the 10 s takeover: the departure was noticed
+    CHECK(server.handshakes == handshakes + 1);  // a new session for the server too
+    auto control = next.make_control();
+    const auto r = next.step(control);
+    INFO((r.is_error() ? r.error().reason : std::string()));
+    CHECK(r.is_sensor());
+}
+
 TEST_CASE("a Click server that hangs or dies: the Gecko controller hears why within the bound, and the gateway reconnects",
           "[click][gateway][reverse]") {
     ScriptedClickServer server;
