@@ -42,19 +42,29 @@ void ClickServerBackend::connect() {
 Decoded ClickServerBackend::exchange(const Encoded& request, const char* what) {
     const std::string bytes = bytes_of(request, what);
     ++stats_.requests;
-    socket_.send(zmq::buffer(bytes), zmq::send_flags::none);  // a REQ queues it until the server is there
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, options_.timeout) == 0) {
-        ++stats_.timeouts;
+    // A REQ socket whose request got no answer can send nothing more: a new one, and a new session.
+    auto replace_socket = [&] {
         ++stats_.reconnects;
         new_session_ = true;
         connect();
-        throw Error(Errc::timeout, std::string("the Click server at ") + options_.endpoint + " did not answer the " +
-                                       what + " within " + std::to_string(options_.timeout.count()) +
-                                       " ms (is it running?); the gateway reconnects and starts a new session");
-    }
+    };
     zmq::message_t reply;
-    if (!socket_.recv(reply)) throw Error(Errc::transport, "the Click server's answer could not be read");
+    try {
+        socket_.send(zmq::buffer(bytes), zmq::send_flags::none);  // a REQ queues it until the server is there
+        zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, options_.timeout) == 0) {
+            ++stats_.timeouts;
+            replace_socket();
+            throw Error(Errc::timeout, std::string("the Click server at ") + options_.endpoint + " did not answer the " +
+                                           what + " within " + std::to_string(options_.timeout.count()) +
+                                           " ms (is it running?); the gateway reconnects and starts a new session");
+        }
+        if (!socket_.recv(reply)) throw zmq::error_t();
+    } catch (const zmq::error_t& e) {  // interrupted by a signal, or the socket failed
+        replace_socket();
+        throw Error(Errc::transport, std::string("the ") + what + " to the Click server at " + options_.endpoint +
+                                         " was cut short (" + e.what() + "); the gateway starts a new session");
+    }
     ++stats_.answers;
     Decoded d = decode(reply.to_string_view(), msgs::click::Direction::answer, options_.limits);
     if (const auto* bad = std::get_if<DecodeError>(&d)) {

@@ -57,6 +57,7 @@ public:
 
     std::atomic<int> reset_at_step{0};   // a Control that brings the step count here is answered with a Reset
     std::atomic<int> error_at_step{0};   // ... with an ErrorMessage
+    std::atomic<int> garbage_at_step{0}; // ... with bytes that are not a Click message
     std::atomic<bool> hang{false};       // requests go unanswered while set
     std::atomic<int> steps{0}, handshakes{0}, sensor_requests{0}, resets{0}, errors{0}, requests{0};
 
@@ -144,6 +145,7 @@ private:
                     return of_type(pb::ResetMessageType);
                 }
                 if (n == error_at_step) return error_reply("scripted failure at step " + std::to_string(n));
+                if (n == garbage_at_step) return std::string("\xff\xff\xff\xff", 4);
                 return sensor_reply();
             }
             case pb::ResetMessageType: steps = 0; ++resets; return of_type(pb::ResetMessageType);
@@ -298,6 +300,14 @@ TEST_CASE("a Gecko controller drives a Click server through gecko-click-gateway 
     REQUIRE(failed.is_error());
     CHECK_THAT(failed.error().reason, Catch::Contains("scripted failure at step 2"));
     server.error_at_step = 0;
+
+    // Bytes that are not a Click message: an Error saying so, and the next step goes on.
+    server.garbage_at_step = 2;
+    auto garbage = controller.step(control);
+    REQUIRE(garbage.is_error());
+    CHECK_THAT(garbage.error().reason, Catch::Contains("not a Click message"));
+    server.garbage_at_step = 0;
+    CHECK(controller.step(control).is_sensor());
 
     // The controller ends its run: the server hears an ErrorMessage with its reason.
     CHECK(controller.error("controller done"));
