@@ -302,7 +302,7 @@ TEST_CASE("a Gecko controller drives a Click server through gecko-click-gateway 
     server.error_at_step = 0;
 
     // Bytes that are not a Click message: an Error saying so, and the next step goes on.
-    server.garbage_at_step = 2;
+    server.garbage_at_step = server.steps + 1;
     auto garbage = controller.step(control);
     REQUIRE(garbage.is_error());
     CHECK_THAT(garbage.error().reason, Catch::Contains("not a Click message"));
