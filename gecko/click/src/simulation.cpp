@@ -122,7 +122,7 @@ struct SimulationServer::Impl final : detail::ControlTarget {
 
     // The backend reset itself (SimulationReset): the spine restarts from
     // stop, paused until the next Control, and `r` is answered with a Reset.
-    Answer simulation_reset_answer(const Request& r, const std::string& why) {
+    Answer simulation_reset_answer(const Request& r, std::string why) {  // by value: often *simulation_reset itself
         simulation_reset.reset();
         logger.info("the simulation reset itself" + (why.empty() ? std::string() : " (" + why + ")") +
                     "; controller '" + r.controller_id + "' is answered with a Reset");

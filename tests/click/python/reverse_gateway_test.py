@@ -169,8 +169,8 @@ def run(args):
         node.close()
         print("PASS: a Python Click server stepped by the Python Controller through gecko-click-gateway --connect")
         return 0
-    except Failure as f:
-        print(f"FAIL: {f}")
+    except Exception as f:  # a Failure, or an error of the Controller: either way, what the programs said
+        print(f"FAIL: {f}" if isinstance(f, Failure) else f"FAIL: {traceback.format_exc()}")
         for c in children:
             print(f"--- {c.name} output:\n{c.output()}")
         return 1
