@@ -17,7 +17,7 @@ service (Server, Client), keywide (KeyWideSubscriber: Node.subscribe_all), schem
 (a type's fields as data), names (name rules, globs), click (lockstep Controller), spine (Agent), wire
 (the frame), message (the codec, define()), msgs (the message types),
 discovery (the core protocol), shm (reading shared memory), bag (MCAP recordings:
-gecko record's files); _session and
+gecko record's files), security (the key's secret and what is derived from it); _session and
 _transport are what a Node is made of.
 """
 
@@ -30,11 +30,12 @@ from .node import (Node, MessageInfo, SubscriberStats, KeyWideSubscriber, Channe
 from .pubsub import Publisher, Subscriber
 from .service import Server, Client
 from .schema import Schema, schema_of
-from . import wire, msgs, schema, bag
+from . import wire, msgs, schema, bag, security
 
 __version__ = "0.2.0"
 
 __all__ = ["Error", "DecodeError", "define", "encode", "decode", "enum_type", "to_dict", "from_dict", "ok",
            "shutdown", "install_signal_handlers", "now_ns", "Rate", "Node", "Options", "Publisher", "Subscriber",
            "MessageInfo", "SubscriberStats", "KeyWideSubscriber", "ChannelInfo", "PublisherInfo", "DirectoryEvent",
-           "DirectoryWatch", "Server", "Client", "Schema", "schema_of", "wire", "msgs", "schema", "bag"]
+           "DirectoryWatch", "Server", "Client", "Schema", "schema_of", "wire", "msgs", "schema", "bag",
+           "security"]

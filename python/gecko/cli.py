@@ -27,15 +27,20 @@ from . import message, runtime
 from .errors import Error
 from .msgs import by_name
 from .names import is_glob
+from ._core_security import core_security_mismatch
+from .security import KeySecurity
+from ._transport import secure
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
 # ---- asking the core ----------------------------------------------------------------------
 
-def find_core(o, timeout):
+def find_core(o, timeout, security=None):
     """The endpoint of the core of o.key: by multicast, else at o.core (a
-    core or a host door, which redirects). Raises Error("discovery")."""
+    core or a host door, which redirects). Raises Error("discovery"), or
+    Error("security") when the core heard is secured and `security`
+    (gecko.security.KeySecurity) has no secret, or the other way round."""
     deadline = time.monotonic() + timeout
     if o.multicast_enabled:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -53,6 +58,9 @@ def find_core(o, timeout):
                     continue
                 m = disc.parse(data)
                 if m and m["t"] == "core" and m.get("key") == o.key and isinstance(m.get("endpoint"), str):
+                    why = core_security_mismatch(o.key, m, security)
+                    if why:
+                        raise Error("security", why)
                     host, port = disc.split_tcp(m["endpoint"])
                     if port:
                         return "tcp://%s:%d" % (addr, port) if disc.is_wildcard(host) else m["endpoint"]
@@ -67,9 +75,11 @@ def find_core(o, timeout):
     return explicit
 
 
-def request(endpoint, msg, timeout):
+def request(endpoint, msg, timeout, security=None):
     s = zmq.Context.instance().socket(zmq.REQ)
     s.setsockopt(zmq.LINGER, 0)
+    if security is not None:
+        secure(s, security.curve, server=False)
     s.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
     try:
         s.connect(endpoint)
@@ -87,10 +97,12 @@ def request(endpoint, msg, timeout):
 
 
 def query(o, timeout=3.0):
-    """The core's `list` answer for o.key (following a host door's redirect)."""
-    endpoint = find_core(o, timeout)
+    """The core's `list` answer for o.key (following a host door's redirect).
+    With the key's secret, the query is a CURVE client (docs/SECURITY.md §5)."""
+    security = KeySecurity.find(o.key)
+    endpoint = find_core(o, timeout, security)
     for _ in range(2):
-        m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout)
+        m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout, security)
         if m["t"] == "redirect":
             host, port = disc.split_tcp(m.get("endpoint", ""))
             door_host, _ = disc.split_tcp(endpoint)

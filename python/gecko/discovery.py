@@ -19,6 +19,10 @@ import time
 import msgpack
 import zmq
 
+from ._core_security import (HANDSHAKE_EVENTS, core_security_mismatch, count_handshake_failures,
+                             handshake_refusal)
+from ._transport import secure
+
 VERSION = 2
 DEFAULT_GROUP = "239.255.71.67"
 DEFAULT_PORT = 7650
@@ -196,15 +200,16 @@ class Finder:
     """Multicast queries with back-off (at once, then 100, 200, 400, 800 ms,
     then every second) and the answers and announcements for our key."""
 
-    def __init__(self, opts, log):
+    def __init__(self, opts, log, security=None):
         self.opts = opts
         self.log = log
+        self.security = security  # gecko.security.KeySecurity, or None: plain
         self.sender = None
         self.listener = None
         self.queries = 0
         self.answers = 0
         self.error = ""
-        self.secured_said = False  # a secured core was heard: said once, never joined
+        self.security_error = ""  # a core whose security differs from ours was heard: said once, never joined
         self.backoff = 0.0
         self.next_query = 0.0
         if not opts.multicast_enabled:
@@ -279,13 +284,12 @@ class Finder:
             endpoint, instance = m.get("endpoint"), m.get("instance")
             if not isinstance(endpoint, str) or type(instance) is not int:
                 continue
-            if m.get("secured") is True:
-                # docs/SECURITY.md §5: its links are CURVE, which this package
-                # does not speak yet. Say so rather than fail handshakes silently.
-                if not self.secured_said:
-                    self.secured_said = True
-                    self.log.error("discovery: geckocore for key '%s' (at %s) requires authentication: "
-                                   "Python nodes cannot join a secured key yet", self.opts.key, endpoint)
+            why = core_security_mismatch(self.opts.key, m, self.security)
+            if why:
+                # Say so once rather than fail handshakes without a word.
+                if not self.security_error:
+                    self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
+                    self.security_error = why
                 continue
             host, port = split_tcp(endpoint)
             if not port:
@@ -331,8 +335,9 @@ def _peer_tuple(p):
 class DiscoveryClient:
     """See the module's docstring. Only the reactor thread calls it."""
 
-    def __init__(self, opts, context, log, locators, session, secret, on_error=None):
+    def __init__(self, opts, context, log, locators, session, secret, on_error=None, security=None):
         self.opts = opts
+        self.security = security  # gecko.security.KeySecurity: with a secret, the DEALER is a CURVE client
         self.ctx = context
         self.log = log
         self.locators = locators
@@ -349,9 +354,12 @@ class DiscoveryClient:
         self.on_directory_unsupported = None  # callback(): the core keeps none (an older one)
         self.stats = None
         self.links = []
-        self.finder = Finder(opts, log)
+        self.finder = Finder(opts, log, security)
         self.explicit = normalize_core_address(opts.core)
         self.dealer = None
+        self.monitor = None           # the DEALER's handshake events (check_handshakes)
+        self.handshake_failures = 0
+        self._handshake_error = ""
         self.core_endpoint = ""
         self.acked = False
         self.ever_acked = False
@@ -375,6 +383,29 @@ class DiscoveryClient:
         if not opts.multicast_enabled and self.explicit:
             self.connect_to(self.explicit, now)
 
+    @property
+    def security_error(self):
+        """Why this node never joins the core it found ("" if nothing was said)."""
+        return self._handshake_error or self.finder.security_error
+
+    def check_handshakes(self):
+        """A core reached without a datagram (GECKO_CORE) says nothing of its
+        security: a handshake it keeps refusing is the sign (three failures
+        in a row: count_handshake_failures). Then this node says why and
+        stops trying (docs/SECURITY.md §5)."""
+        if self.monitor is None or self.security_error:
+            return
+        self.handshake_failures = count_handshake_failures(self.monitor, self.handshake_failures)
+        if self.handshake_failures < 3:
+            return
+        why = handshake_refusal(self.opts.key, self.core_endpoint, self.security)
+        self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
+        self._handshake_error = why
+        try:  # no more handshakes for the core to refuse (the socket is closed with the node)
+            self.dealer.disconnect(self.core_endpoint)
+        except zmq.ZMQError:
+            pass
+
     # ---- sockets ----
 
     def sockets(self):
@@ -385,7 +416,7 @@ class DiscoveryClient:
         return out
 
     def connect_to(self, endpoint, now):
-        if self.dealer is not None and endpoint == self.core_endpoint:
+        if (self.dealer is not None and endpoint == self.core_endpoint) or self.security_error:
             return
         self.via_door = False
         s = self.ctx.socket(zmq.DEALER)
@@ -394,20 +425,38 @@ class DiscoveryClient:
         s.setsockopt(zmq.MAXMSGSIZE, MAX_ZMQ_MESSAGE)
         s.setsockopt(zmq.RECONNECT_IVL, 100)
         s.setsockopt(zmq.RECONNECT_IVL_MAX, 0)
+        if self.security is not None:
+            secure(s, self.security.curve, server=False)
+        try:
+            monitor = s.get_monitor_socket(HANDSHAKE_EVENTS)
+        except zmq.ZMQError:
+            monitor = None  # the handshake is then not read: a refusal shows as no answer
         try:
             s.connect(endpoint)
         except zmq.ZMQError as e:
-            s.close()
+            self._close_dealer(s, monitor)
             self.log.warning("discovery: cannot connect to %s: %s", endpoint, e)
             return
         if self.dealer is not None:
-            self.dealer.close()
+            self._close_dealer(self.dealer, self.monitor)
         self.dealer = s
+        self.monitor = monitor
+        self.handshake_failures = 0
         self.core_endpoint = endpoint
         self.acked = False
         self.connected_at = now
         self.next_hello = now
         self.log.debug("discovery: connecting to geckocore at %s", endpoint)
+
+    @staticmethod
+    def _close_dealer(dealer, monitor):
+        if monitor is not None:
+            try:
+                dealer.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            monitor.close(0)
+        dealer.close()
 
     def send(self, data):
         if self.dealer is None:
@@ -492,8 +541,8 @@ class DiscoveryClient:
             if self.ever_acked:
                 self.dealer.setsockopt(zmq.LINGER, 200)
                 self.send(bye_msg(self.session, self.secret))
-            self.dealer.close()
-            self.dealer = None
+            self._close_dealer(self.dealer, self.monitor)
+            self.dealer = self.monitor = None
         for s in self.finder.fds():
             s.close()
 
@@ -535,6 +584,8 @@ class DiscoveryClient:
                 elif self.acked and instance != self.instance:
                     self.register_again(now)
         wake = now + 0.2
+        if not self.acked and self.dealer is not None:
+            self.check_handshakes()
         if not self.acked:
             if self.finder.sender is not None:
                 wake = min(wake, self.finder.tick(now))
@@ -542,7 +593,7 @@ class DiscoveryClient:
             if self.dealer is None and fallback_due and self.explicit:
                 self.connect_to(self.explicit, now)
             later = self.opts.multicast_enabled and bool(self.explicit)
-            if not self.warned and now - self.search_started >= self.opts.find_timeout * (2 if later else 1):
+            if not self.warned and not self.security_error and now - self.search_started >= self.opts.find_timeout * (2 if later else 1):
                 self.warned = True
                 self.log.warning("discovery: no geckocore for key '%s' yet (%s); still trying", self.opts.key,
                                  self.finder.describe())

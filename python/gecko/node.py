@@ -238,11 +238,16 @@ class Node(Session):
     # ---- discovery ----
 
     def wait_for_core(self, timeout=5.0):
-        """True once a geckocore acknowledged this node."""
+        """True once a geckocore acknowledged this node, False after `timeout`
+        s. Raises gecko.Error ("security") when the core it heard is secured
+        and this node has no secret, or the other way round: it never joins
+        that core (the error says why and what to do)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not self.closed:
             if self._discovery is not None and self._discovery.acked:
                 return True
+            if self._discovery is not None and self._discovery.security_error:
+                raise Error("security", self._discovery.security_error)
             time.sleep(0.005)
         return self._discovery is not None and self._discovery.acked
 

@@ -131,9 +131,9 @@ def test_ids_are_never_0(monkeypatch):
     assert 0 not in ids and len(set(ids)) == len(ids), ids
 
 
-def test_a_secured_core_is_not_joined_and_said_once():
-    """docs/SECURITY.md §5: Python nodes cannot join a secured key yet; a core
-    that says `secured` is skipped with one ERROR, not failed silently."""
+def test_a_secured_core_is_not_joined_without_a_secret_and_said_once():
+    """docs/SECURITY.md §5: a node without the key's secret never joins a core
+    that says `secured`; it says why with one ERROR, not failed handshakes."""
     import select
     import socket
     import types
@@ -146,7 +146,9 @@ def test_a_secured_core_is_not_joined_and_said_once():
             self.errors.append(fmt % args)
 
     log = Log()
-    finder = disc.Finder(types.SimpleNamespace(key="k", multicast_enabled=False), log)
+    from gecko.security import KeySecurity
+    finder = disc.Finder(types.SimpleNamespace(key="k", multicast_enabled=False), log,
+                         KeySecurity(path="/nowhere/k.secret"))
     rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
@@ -163,7 +165,9 @@ def test_a_secured_core_is_not_joined_and_said_once():
             answers += finder.read(rx)
         assert answers == [("tcp://127.0.0.1:4000", 7)]
         assert len(log.errors) == 1
-        assert "Python nodes cannot join a secured key yet" in log.errors[0]
+        assert log.errors[0] == ("discovery: geckocore for key 'k' (at tcp://127.0.0.1:4000 on h) requires "
+                                 "authentication; no secret found at /nowhere/k.secret (copy the key's secret "
+                                 "there, or name it with GECKO_SECRET_FILE)")
     finally:
         rx.close()
         tx.close()

@@ -13,8 +13,8 @@ from .. import _transport, wire
 
 
 class Outbound:
-    def __init__(self, options, session, key, notice):
-        self._port = _transport.open_out_port(options, session)
+    def __init__(self, options, session, key, notice, curve=None):
+        self._port = _transport.open_out_port(options, session, curve)
         self.locators = self._port.locators
         self._key = key
         self._notice = notice  # Notices.say

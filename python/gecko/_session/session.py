@@ -13,7 +13,8 @@ import threading
 from .. import discovery as disc
 from .. import runtime
 from .. import schema as schemas
-from .._transport import context
+from ..security import KeySecurity
+from .._transport import ZapAdmission, context
 from .directory import UNSUPPORTED, Directory
 from .inbound import Inbound
 from .links import Links
@@ -39,9 +40,18 @@ class Session:
         self.pid_ns = disc.read_link("/proc/self/ns/pid")
         self._notices = Notices(self.log)
         self._notice = self._notices.say
-        self._outbound = Outbound(o, self.session, self.key, self._notice)
+        # With the key's secret every ZeroMQ link is CURVE, admitted by this
+        # process's ZAP handler (docs/SECURITY.md §5); without it, plain.
+        self.security = KeySecurity.find(o.key)
+        curve = self.security.curve
+        self._zap = ZapAdmission(context(), curve) if curve is not None else None
+        try:
+            self._outbound = Outbound(o, self.session, self.key, self._notice, curve)
+        except BaseException:
+            self._release_zap()
+            raise
         self.locators = self._outbound.locators
-        self._inbound = Inbound(o, self.log, self._notice)
+        self._inbound = Inbound(o, self.log, self._notice, curve)
         self._entities = {}       # entity id -> Publisher, Subscriber, Server, Client
         self._dispatchables = []  # the entities whose queues spin() dispatches
         self._ticking = []        # receiving entities the reactor ticks (key-wide subscribers)
@@ -62,7 +72,8 @@ class Session:
         self._discovery = None
         if o.discovery:
             self._discovery = disc.DiscoveryClient(o, context(), self.log, self.locators,
-                                                   self.session, self.secret, on_error=self._on_core_error)
+                                                   self.session, self.secret, on_error=self._on_core_error,
+                                                   security=self.security)
         self._reactor.start()
 
     # ---- entities ----
@@ -224,3 +235,9 @@ class Session:
         self._reactor.close()
         self._inbound.close()
         self._outbound.close()
+        self._release_zap()
+
+    def _release_zap(self):
+        if self._zap is not None:
+            self._zap.release()
+            self._zap = None

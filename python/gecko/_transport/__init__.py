@@ -28,14 +28,17 @@ An in-port (not thread-safe: the node calls it holding its in-port lock):
 """
 
 from . import shm, zmq
-from .zmq import ZmqOutPort, context, new_poller, speedups
+from .zap import ZapAdmission, zap_counters
+from .zmq import ZmqOutPort, context, new_poller, secure, speedups
 
-__all__ = ["InPorts", "context", "new_poller", "open_out_port", "scheme_of", "speedups", "usable_locators"]
+__all__ = ["InPorts", "ZapAdmission", "context", "new_poller", "open_out_port", "scheme_of", "secure", "speedups",
+           "usable_locators", "zap_counters"]
 
 
-def open_out_port(options, session):
-    """The node's out-port (ZeroMQ): locators, send(frame), events(), close()."""
-    return ZmqOutPort(options, session)
+def open_out_port(options, session, curve=None):
+    """The node's out-port (ZeroMQ): locators, send(frame), events(), close().
+    `curve` (security.CurveKeys, or None): its CURVE server keys."""
+    return ZmqOutPort(options, session, curve)
 
 
 def scheme_of(locator):
@@ -47,8 +50,8 @@ def scheme_of(locator):
 class InPorts:
     """Every in-port of a node, and which serves a locator."""
 
-    def __init__(self, options, log):
-        self.ports = [zmq.ZmqInPort(options)]
+    def __init__(self, options, log, curve=None):
+        self.ports = [zmq.ZmqInPort(options, curve)]
         self._unavailable = {}  # scheme -> why this node has no port for it
         port, why = shm.open_port(options, log)
         if port is not None:

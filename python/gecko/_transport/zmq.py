@@ -65,6 +65,31 @@ def context():
         return _context
 
 
+# A draft option of libzmq 4.3 that Debian's libzmq accepts; older pyzmq has no name for it.
+_ZAP_ENFORCE_DOMAIN = int(getattr(zmq, "ZAP_ENFORCE_DOMAIN", 93))
+
+
+def secure(sock, curve, server):
+    """Makes `sock` CURVE with the key's pairs (security.CurveKeys), before
+    it binds or connects (docs/SECURITY.md §5): a `server` (it binds) takes
+    subkey 1's pair and asks the process's ZAP handler about every client;
+    a client takes subkey 2's pair and expects subkey 1's public key. A
+    None `curve` (no secret) leaves it plain."""
+    if curve is None:
+        return
+    if server:
+        sock.setsockopt(zmq.CURVE_SERVER, 1)
+        sock.setsockopt(zmq.CURVE_SECRETKEY, curve.server_secret)
+        sock.setsockopt(zmq.CURVE_PUBLICKEY, curve.server_public)
+        # Without a ZAP answer CURVE admits any client key: ask, and refuse when nobody answers.
+        sock.setsockopt(zmq.ZAP_DOMAIN, curve.zap_domain.encode())
+        sock.setsockopt(_ZAP_ENFORCE_DOMAIN, 1)
+    else:
+        sock.setsockopt(zmq.CURVE_SERVERKEY, curve.server_public)
+        sock.setsockopt(zmq.CURVE_PUBLICKEY, curve.client_public)
+        sock.setsockopt(zmq.CURVE_SECRETKEY, curve.client_secret)
+
+
 def new_poller(handles):
     """A poller of ZeroMQ sockets and file descriptors for reading (a
     ZeroMQ socket can be polled only by ZeroMQ)."""
@@ -194,7 +219,7 @@ class _SendBudget:
 class ZmqOutPort:
     """The node's out-port. Not thread-safe: the node serialises it."""
 
-    def __init__(self, options, session):
+    def __init__(self, options, session, curve=None):
         o = options
         self._budget = _SendBudget(o.send_queue_bytes, o.send_queue)
         self._mark = o.send_queue
@@ -202,6 +227,7 @@ class ZmqOutPort:
         self._xpub.setsockopt(zmq.XPUB_VERBOSER, 1)
         self._xpub.setsockopt(zmq.SNDHWM, o.send_queue)
         self._xpub.setsockopt(zmq.LINGER, 200)
+        secure(self._xpub, curve, server=True)
         self.locators = []  # the first is inproc: the node's own subscribers hear its publishers through it
         endpoints = ["inproc://gecko-%016x" % session]
         if "ipc" in o.transports:
@@ -294,9 +320,10 @@ class ZmqInPort:
     schemes = ("inproc", "ipc", "tcp")
     dropped_locators = ()  # a ZeroMQ link never drops itself: the socket reconnects
 
-    def __init__(self, options):
+    def __init__(self, options, curve=None):
         o = options
         self._sub = context().socket(zmq.SUB)
+        secure(self._sub, curve, server=False)
         self._sub.setsockopt(zmq.RCVHWM, o.receive_queue)
         self._sub.setsockopt(zmq.MAXMSGSIZE, o.max_message_size + wire.HEADER_SIZE)
         self._sub.setsockopt(zmq.LINGER, 0)
