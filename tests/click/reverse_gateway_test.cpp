@@ -419,7 +419,7 @@ TEST_CASE("a Click server that hangs or dies: the Gecko controller hears why wit
     CHECK(server.handshakes >= 1);  // the new server got a HandshakeInit before the Control
 }
 
-TEST_CASE("Click client -> forward gateway -> Gecko -> reverse gateway -> Click server: answers byte for byte",
+TEST_CASE("byte for byte: Click client -> forward gateway -> Gecko -> reverse gateway -> Click server",
           "[click][gateway][reverse]") {
     ScriptedClickServer server;
     Rig rig;
