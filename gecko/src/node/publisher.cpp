@@ -82,9 +82,12 @@ public:
             seen_at_tick_ = sequence_;
             return;
         }
-        marked_ = sequence_;
         node_->outbound().repeat_starts(sending_, false);
-        send_control("seq");
+        // Said only once it reached every subscriber: a link that had no room
+        // for it (a shared-memory pool whose chunks a stopped subscriber
+        // holds) hears it again at the next quiet tick, so that the tail it
+        // lost is counted.
+        if (send_control("seq").dropped == 0) marked_ = sequence_;
     }
 
     void publish_frame(Buffer& buffer) {
@@ -262,7 +265,7 @@ private:
     }
 
     // A control frame on our channel (mutex_ held): in order after our data.
-    void send_control(const char* type) {
+    SendResult send_control(const char* type) {
         Buffer frame;
         frame.resize(wire::frame_header_size);
         wire::encode_control(wire::Control{type, sequence_}, frame);
@@ -274,7 +277,7 @@ private:
         h.sender_id = id_;
         h.send_time_ns = now_ns();
         wire::write_frame_header(frame.data(), h);
-        node_->outbound().send(frame);
+        return node_->outbound().send(frame);
     }
 
     std::shared_ptr<NodeImpl> node_;
