@@ -66,6 +66,7 @@ SendResult Outbound::send(Buffer& frame) {
         }
         total.sent = total.sent || r.sent;
         total.dropped += r.dropped;
+        total.missed += r.missed;
     }
     return total;
 }

@@ -87,7 +87,7 @@ public:
         // for it (a shared-memory pool whose chunks a stopped subscriber
         // holds) hears it again at the next quiet tick, so that the tail it
         // lost is counted.
-        if (send_control("seq").dropped == 0) marked_ = sequence_;
+        if (send_control("seq").missed == 0) marked_ = sequence_;
     }
 
     void publish_frame(Buffer& buffer) {

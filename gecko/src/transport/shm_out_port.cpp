@@ -124,6 +124,7 @@ public:
         const u64 c = allocate(size, result);
         if (c == no_chunk) {
             slots_->lost(targets, result);
+            result.missed += static_cast<std::size_t>(__builtin_popcountll(targets));
             return result;
         }
         std::memcpy(view_.payload(c), frame.data(), size);

@@ -39,6 +39,9 @@ namespace gecko::detail {
 struct SendResult {
     bool sent = true;          ///< handed to the transport (false: refused, e.g. the port is closed)
     std::size_t dropped = 0;   ///< subscribers whose queue was full and lost a frame because of it (counted)
+    /// Of those, subscribers that this frame itself did not reach (no room for
+    /// it at all, as opposed to an older frame dropped to make room).
+    std::size_t missed = 0;
 };
 
 /// Memory an OutPort lends for one frame, written in place by the publisher
