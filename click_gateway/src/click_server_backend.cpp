@@ -79,23 +79,40 @@ Decoded ClickServerBackend::exchange(const Encoded& request, const char* what) {
 void ClickServerBackend::saw(const msgs::click::Sensor& sensor) {
     ++sensors_seen_;
     auto& js = joint_state_;
-    js.names.clear();
     js.position.clear();
     js.velocity.clear();
     js.effort.clear();
-    if (!handshake_) return;
+    if (!handshake_) {
+        js.names.clear();
+        return;
+    }
+    // "object/joint", compared in place and written only when it differs:
+    // the names stay the same step after step, and are not rebuilt per step.
+    auto name_at = [&js](std::size_t k, const std::string& object, const std::string& joint) {
+        if (k < js.names.size()) {
+            const std::string& n = js.names[k];
+            if (n.size() == object.size() + 1 + joint.size() && n.compare(0, object.size(), object) == 0 &&
+                n[object.size()] == '/' && n.compare(object.size() + 1, joint.size(), joint) == 0)
+                return;
+            js.names[k] = object + "/" + joint;
+        } else {
+            js.names.push_back(object + "/" + joint);
+        }
+    };
+    std::size_t k = 0;
     for (const auto& [name, object] : sensor.objects) {
         const auto described = handshake_->objects.find(name);
         if (described == handshake_->objects.end()) continue;
-        const auto& joints = described->second.joint_sensors_in_order;
-        for (std::size_t j = 0; j < joints.size(); ++j) {
+        const auto& order = described->second.joint_sensors_in_order;
+        for (std::size_t j = 0; j < order.size(); ++j, ++k) {
             auto at = [j](const std::vector<double>& v) { return j < v.size() ? v[j] : 0.0; };
-            js.names.push_back(name + "/" + joints[j]);
+            name_at(k, name, order[j]);
             js.position.push_back(at(object.angle_sensors));
             js.velocity.push_back(at(object.angular_velocity_sensors));
             js.effort.push_back(at(object.torque_sensors));
         }
     }
+    js.names.resize(k);
 }
 
 void ClickServerBackend::handshake_if_new_session() {
@@ -123,19 +140,24 @@ void ClickServerBackend::step() {
     handshake_if_new_session();
     stepped_.reset();
     Decoded d = exchange(encode(control_), "Control");
+    stepped_ = std::move(sensor_of(d, "Control"));
+    ++stats_.steps;
+}
+
+// The Sensor that answers a Control or a SensorRequest (`what`), seen for
+// the joint states; a Reset or anything else is thrown as the Backend says.
+msgs::click::Sensor& ClickServerBackend::sensor_of(Decoded& d, const char* what) {
     if (auto* s = std::get_if<msgs::click::Sensor>(&d)) {
-        ++stats_.steps;
         saw(*s);
-        stepped_ = std::move(*s);
-        return;
+        return *s;
     }
     if (std::holds_alternative<msgs::click::Reset>(d)) {
         ++stats_.server_resets;
-        throw SimulationReset("the Click server at " + options_.endpoint + " answered the Control with a Reset");
+        throw SimulationReset("the Click server at " + options_.endpoint + " answered the " + what + " with a Reset");
     }
     if (auto* e = std::get_if<msgs::click::Error>(&d)) throw Error(Errc::protocol, "the Click server: " + e->reason);
     ++stats_.bad_answers;
-    throw Error(Errc::protocol, std::string("the Click server answered a Control with a ") + kind_name(d));
+    throw Error(Errc::protocol, std::string("the Click server answered a ") + what + " with a " + kind_name(d));
 }
 
 msgs::click::Sensor ClickServerBackend::sensors() {
@@ -152,18 +174,7 @@ void ClickServerBackend::fill_sensors(msgs::click::Sensor& out) {
     }
     handshake_if_new_session();
     Decoded d = exchange(encode(msgs::click::SensorRequest{}), "SensorRequest");
-    if (auto* s = std::get_if<msgs::click::Sensor>(&d)) {
-        saw(*s);
-        out = std::move(*s);
-        return;
-    }
-    if (std::holds_alternative<msgs::click::Reset>(d)) {
-        ++stats_.server_resets;
-        throw SimulationReset("the Click server at " + options_.endpoint + " answered the SensorRequest with a Reset");
-    }
-    if (auto* e = std::get_if<msgs::click::Error>(&d)) throw Error(Errc::protocol, "the Click server: " + e->reason);
-    ++stats_.bad_answers;
-    throw Error(Errc::protocol, std::string("the Click server answered a SensorRequest with a ") + kind_name(d));
+    out = std::move(sensor_of(d, "SensorRequest"));
 }
 
 void ClickServerBackend::reset() {

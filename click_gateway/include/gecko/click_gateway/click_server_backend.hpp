@@ -100,6 +100,7 @@ private:
     void connect();
     void handshake_if_new_session();
     void saw(const msgs::click::Sensor& sensor);
+    msgs::click::Sensor& sensor_of(Decoded& d, const char* what);
 
     ClickServerOptions options_;
     Logger logger_;
