@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -64,6 +65,11 @@ public:
     std::string last_reply(pb::MessageType t) {
         std::lock_guard<std::mutex> lock(mutex_);
         return replies_[t];
+    }
+    // Waits until the server has answered `n` Controls since its last reset, at most `bound`.
+    bool wait_for_steps(int n, std::chrono::seconds bound) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return answered_.wait_for(lock, bound, [&] { return steps.load() >= n; });
     }
     std::string last_request(pb::MessageType t) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -179,6 +185,7 @@ private:
                 requests_[in.messagetype()] = request.to_string();
                 replies_[out.messagetype()] = reply;
             }
+            answered_.notify_all();
             socket_.send(zmq::buffer(reply), zmq::send_flags::none);
         }
         socket_.close();
@@ -190,6 +197,7 @@ private:
     std::atomic<bool> running_{false};
     std::thread thread_;
     std::mutex mutex_;
+    std::condition_variable answered_;
     std::map<pb::MessageType, std::string> replies_, requests_;
     std::string error_text_;
     double joint_ = 0.0;
@@ -341,9 +349,7 @@ TEST_CASE("a Gecko controller killed mid-run through --connect: a new controller
     Rig rig;
     auto gateway = rig.reverse_gateway(server.endpoint());
     auto first = Process::spawn(GECKO_CONTROLLER_PATH, {"--key", rig.key, "--steps", "0"}, rig.env);
-    bool stepping = false;
-    for (const auto deadline = std::chrono::steady_clock::now() + 20s; !stepping && std::chrono::steady_clock::now() < deadline;)
-        stepping = server.steps.load() > 50 || (std::this_thread::sleep_for(10ms), false);  // polls the server's counter
+    const bool stepping = server.wait_for_steps(50, 20s);
     INFO("gateway output:\n" << gateway.output() << "\nfirst controller:\n" << first.output());
     REQUIRE(stepping);
     first.kill(SIGKILL);
