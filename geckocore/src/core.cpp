@@ -10,6 +10,7 @@
 #include "door.hpp"
 #include "gecko/error.hpp"
 #include "gecko/log.hpp"
+#include "gecko/net/datagram_seal.hpp"
 #include "gecko/net/net.hpp"
 #include "gecko/net/zap_handler.hpp"
 #include "gecko/net/zmq_socket.hpp"
@@ -82,6 +83,7 @@ struct Core::Impl final : TableOutput {
     std::shared_ptr<zmq::context_t> context = net::process_context();
     security::KeySecurity security;          // the key's secret, if this machine has one (docs/SECURITY.md §5)
     std::optional<net::ZapAdmission> zap;    // with a secret: the ROUTER admits the key's clients; outlives it
+    std::optional<net::DatagramGuard> guard; // with a secret: checks the seal of datagrams (docs/SECURITY.md §6)
     std::map<int, std::string> peers;        // accepted connection fd -> peer address, to name a refused one
     bool handshake_failed = false;           // the next connection to go is the one whose handshake failed
     std::optional<zmq::socket_t> router;
@@ -108,6 +110,7 @@ struct Core::Impl final : TableOutput {
     // multicast
     void announce();
     void on_datagrams();
+    bool authentic(const char* data, std::size_t size, const discovery::Message& m, const sockaddr_in& from);
     // connections
     void on_monitor(Clock::time_point now);
     void reap_connections(Clock::time_point now);
@@ -186,6 +189,7 @@ void Core::Impl::setup() {
     security = security::KeySecurity::find(opt.key);
     if (security.secured()) {
         zap.emplace(context, *security.curve(), "geckocore");
+        guard.emplace(security.datagram_key());
         so.curve = security.curve();
         so.curve_role = net::CurveRole::server;
     }
@@ -261,23 +265,46 @@ std::string peer_of(int fd) {
     return net::to_string(a);
 }
 
-void write_core_fields(discovery::Writer& w, const Core::Impl& c) {
+// The core's `core` answer or `announce`: sealed when it holds the key's secret.
+discovery::Writer core_datagram(const Core::Impl& c, const char* type) {
+    const bool secured = c.security.secured();
+    discovery::Writer w(type, secured ? 6 + net::sealed_fields : 5);
     w.kv("key", c.opt.key);
     w.kv("instance", c.instance);
     w.kv("endpoint", c.endpoint);
     w.kv("host", c.host);
     w.kv("pid", c.pid);
-    if (c.security.secured()) w.kv("secured", true);  // a node without the secret then says why it cannot join
+    if (secured) {
+        w.kv("secured", true);  // a node without the secret then says why it cannot join
+        net::seal(w, *c.security.datagram_key());
+    }
+    return w;
 }
-std::size_t core_fields(const Core::Impl& c) { return c.security.secured() ? 6 : 5; }
 }  // namespace
 
 void Core::Impl::announce() {
     if (!sender) return;
-    discovery::Writer w("announce", core_fields(*this));
-    write_core_fields(w, *this);
+    const auto w = core_datagram(*this, "announce");
     const auto err = net::send_to(sender.get(), group, w.data(), w.size());
     if (!err.empty()) say(LogLevel::warn, "announce", "cannot announce on the multicast group: " + err);
+}
+
+// With the key's secret, a datagram the core acts on must be sealed with it
+// (docs/SECURITY.md §6): a refusal is counted and logged per reason.
+bool Core::Impl::authentic(const char* data, std::size_t size, const discovery::Message& m, const sockaddr_in& from) {
+    if (!guard) return true;
+    const auto v = guard->check(data, size, m, net::wall_clock_ms());
+    if (v.authentic()) return true;
+    count(&CoreCounters::datagrams_refused);
+    const bool query = m.type() == "query";
+    say(LogLevel::warn, m.type() + " " + net::to_string(v.check),
+        "a '" + m.type() + "' datagram from " + net::to_string(from) +
+            (query ? " (node " + shown(discovery::get_str(m.root(), "node").value_or("?")) + ")" : std::string()) +
+            " is not authentic: " + guard->explain(v) +
+            (query ? "; answered all the same (the answer says no more than the announcement does)"
+                   : "; ignored") +
+            " (" + std::to_string(counters.datagrams_refused) + " refused so far; docs/SECURITY.md §6)");
+    return false;
 }
 
 void Core::Impl::on_datagrams() {
@@ -311,14 +338,15 @@ void Core::Impl::on_datagrams() {
                 count(&CoreCounters::other_key_queries);
                 continue;
             }
-            discovery::Writer w("core", core_fields(*this));
-            write_core_fields(w, *this);
+            (void)authentic(buf, static_cast<std::size_t>(n), *m, from);
+            const auto w = core_datagram(*this, "core");
             const auto err = net::send_to(sender.get(), from, w.data(), w.size());
             if (!err.empty()) log.debug("cannot answer " + net::to_string(from) + ": " + err);
             count(&CoreCounters::queries_answered);
         } else if (t == "announce") {
             const auto other = discovery::get_u64(m->root(), "instance").value_or(0);
             if (*key != opt.key || other == instance) continue;
+            if (!authentic(buf, static_cast<std::size_t>(n), *m, from)) continue;  // no "another core" for a forgery
             if (duplicates.size() >= 64 && !duplicates.count(other)) continue;  // bounded: a flood of fake cores
             auto& d = duplicates[other];
             d.host = discovery::get_str(m->root(), "host").value_or("?");

@@ -55,6 +55,7 @@ std::string lowercase(std::string s) {
 
 CoreFinder::CoreFinder(const FinderOptions& options)
     : options_(options), explicit_(normalize_core_address(options.core)), host_(hostname()) {
+    if (options_.seal) guard_.emplace(options_.seal);
     if (!options_.multicast) return;
     const auto group = parse_ipv4(options_.multicast_group);
     const auto iface = interface_address(options_.interface);
@@ -98,11 +99,12 @@ CoreFinder::Clock::time_point CoreFinder::tick(Clock::time_point now) {
 }
 
 void CoreFinder::send_query() {
-    discovery::Writer w("query", 4);
+    discovery::Writer w("query", 4 + (guard_ ? sealed_fields : 0));
     w.kv("key", options_.key);
     w.kv("node", options_.node);
     w.kv("host", host_);
     w.kv("pid", static_cast<std::int32_t>(::getpid()));
+    if (guard_) seal(w, guard_->key());
     send_error_ = send_to(sender_.get(), group_, w.data(), w.size());
     ++queries_;
 }
@@ -163,10 +165,34 @@ std::vector<CoreAnswer> CoreFinder::read(int fd) {
         a.pid = static_cast<std::int32_t>(discovery::get_i64(msg->root(), "pid").value_or(0));
         a.announcement = !reply;
         a.secured = discovery::get_bool(msg->root(), "secured", false);
+        a.fingerprint = discovery::get_str(msg->root(), "fp").value_or("");
+        if (guard_ && !admit(buf, static_cast<std::size_t>(n), *msg, a, from)) continue;
         ++answers_;
         out.push_back(std::move(a));
     }
     return out;
+}
+
+// A secured finder takes only authentic core datagrams (docs/SECURITY.md §6).
+// A refused one is counted, its reason logged once, and the telling one kept
+// so that the node can say why it joins no core.
+bool CoreFinder::admit(const char* data, std::size_t size, const discovery::Message& msg, const CoreAnswer& answer,
+                       const sockaddr_in& from) {
+    const auto v = guard_->check(data, size, msg, wall_clock_ms());
+    if (v.authentic()) return true;
+    const auto now = Clock::now();
+    if (!refused_answer_) first_refusal_ = now;
+    const bool telling = v.check == SealCheck::other_secret || (v.check == SealCheck::unsigned_datagram && !answer.secured);
+    if (!refused_answer_ || (telling && refused_answer_->why != SealCheck::other_secret))
+        refused_answer_ = RefusedAnswer{answer, v.check, v.fingerprint};
+    const auto bit = 1u << static_cast<unsigned>(v.check);
+    if ((refusals_logged_ & bit) == 0) {
+        refusals_logged_ |= bit;
+        Logger("gecko.discovery").warn("discovery: ignored a '" + msg.type() + "' datagram for key '" + options_.key +
+                                       "' from " + to_string(from) + ": " + guard_->explain(v) + " (docs/SECURITY.md §6; further " +
+                                       to_string(v.check) + " datagrams are only counted)");
+    }
+    return false;
 }
 
 std::string CoreFinder::describe() const {
@@ -183,6 +209,9 @@ std::string CoreFinder::describe() const {
         else
             s += "no answer to " + std::to_string(queries_) + " queries";
         if (other_key_answers_ > 0) s += " (a core of key '" + other_keys_ + "' answered)";
+        if (guard_ && guard_->refused_total() > 0)
+            s += " (refused " + std::to_string(guard_->refused_total()) + " core datagrams: " + guard_->describe_refused() +
+                 "; docs/SECURITY.md §6)";
         if (answers_ == 0 && !keys_heard_.empty()) {
             std::string keys, hint;
             for (const auto& k : keys_heard_) {

@@ -12,6 +12,13 @@ net::CurveKeys curve_keys(const std::string& key, const Secret& secret) {
     return net::CurveKeys{"gecko/" + key, server.public_key, server.secret_key, client.public_key, client.secret_key};
 }
 
+net::DatagramKey datagram_key(const Secret& secret) {
+    net::DatagramKey k;
+    k.mac_key = secret.derive(Purpose::discovery_mac);
+    k.fingerprint = secret.fingerprint();
+    return k;
+}
+
 KeySecurity KeySecurity::find(const std::string& key) {
     KeySecurity s;
     try {
@@ -23,6 +30,7 @@ KeySecurity KeySecurity::find(const std::string& key) {
     if (auto secret = find_secret(key)) {
         s.curve_ = std::make_shared<const net::CurveKeys>(curve_keys(key, *secret));
         s.fingerprint_ = secret->fingerprint();
+        s.datagram_key_ = std::make_shared<const net::DatagramKey>(security::datagram_key(*secret));
     }
     return s;
 }

@@ -140,10 +140,12 @@ bool read_list_page(const char* data, std::size_t size, Graph& g, std::uint64_t&
 
 Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
     const milliseconds find_timeout = options.find_timeout;
-    net::CoreFinder finder(options);
-    const auto context = net::process_context();
-    // The key's secret, if this machine has one: then the core must be secured too (docs/SECURITY.md §5).
+    // The key's secret, if this machine has one: then the core must be secured too (docs/SECURITY.md §5-6).
     const auto security = security::KeySecurity::find(options.key);
+    net::FinderOptions finder_options = options;
+    finder_options.seal = security.datagram_key();
+    net::CoreFinder finder(finder_options);
+    const auto context = net::process_context();
     std::optional<zmq::socket_t> dealer;
     std::string endpoint;
     bool redirected = false;         // the host door sent us elsewhere...
@@ -198,6 +200,9 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
                     throw Error(Errc::security, why);
             if (!dealer && !answers.empty()) connect(answers.front().endpoint);
         }
+        if (!dealer)
+            if (auto why = refused_core_verdict(options.key, finder, security.path(), Clock::now(), find_timeout); !why.empty())
+                throw Error(Errc::security, why);
         if (dealer_at < 0 || !(items[dealer_at].revents & ZMQ_POLLIN)) continue;
         zmq::message_t reply;
         if (!dealer->recv(reply, zmq::recv_flags::dontwait)) continue;

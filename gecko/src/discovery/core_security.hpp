@@ -3,8 +3,12 @@
 // Whether a program may join the core that answered it (docs/SECURITY.md §5):
 // a core says in its datagrams whether it holds the key's secret, and a
 // program whose security differs says why at once, rather than failing
-// handshakes without a word. Used by nodes and by the tools' one-shot query.
+// handshakes without a word. A secured program hears only sealed datagrams
+// (§6), so it says why from what its finder refused, once a real core's
+// answer has had time to win over a forged one. Used by nodes and by the
+// tools' one-shot query.
 
+#include <chrono>
 #include <string>
 
 #include "gecko/net/finder.hpp"
@@ -24,6 +28,25 @@ inline std::string core_security_mismatch(const std::string& key, const net::Cor
                secret_path + " (copy the key's secret there, or name it with GECKO_SECRET_FILE)";
     return "geckocore for key '" + key + "' (at " + where + ") is not secured, but this node has the key's secret (" +
            secret_path + "): a secured node never talks to a plain core. Give that core the secret too";
+}
+
+/// Why a secured program of `key` joins no core, from the datagrams its
+/// `finder` refused (docs/SECURITY.md §6); "" while an authentic answer may
+/// still come (none refused that tells, or not for `find_timeout` yet), or
+/// once one came.
+inline std::string refused_core_verdict(const std::string& key, const net::CoreFinder& finder,
+                                        const std::string& secret_path, net::CoreFinder::Clock::time_point now,
+                                        std::chrono::milliseconds find_timeout) {
+    const auto& refused = finder.refused_answer();
+    if (!refused || !finder.guard() || finder.answers() > 0 || now - finder.first_refusal() < find_timeout) return "";
+    const auto& a = refused->answer;
+    if (refused->why == net::SealCheck::other_secret)
+        return "geckocore for key '" + key + "' (at " + wire::printable(a.endpoint) + " on " + wire::printable(a.host) +
+               ") holds another secret (fingerprint " + wire::printable(refused->fingerprint) + ") than this node (fingerprint " +
+               finder.guard()->key().fingerprint + ", " + secret_path + "): copy the same secret to every machine of the key";
+    if (refused->why == net::SealCheck::unsigned_datagram && !a.secured)
+        return core_security_mismatch(key, a, true, secret_path);
+    return "";
 }
 
 }  // namespace gecko::detail

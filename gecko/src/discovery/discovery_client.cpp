@@ -242,6 +242,13 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
         }
     }
 
+    // A secured node hears only sealed datagrams: a refused plain or
+    // other-secret core, with no authentic one since, is the sign.
+    if (!acked && !channel && secured())
+        if (auto why = refused_core_verdict(opt.key, *finder, opt.secret_path, now, opt.find_timeout); !why.empty()) {
+            fail_security(why);
+            return now + std::chrono::hours(1);
+        }
     Clock::time_point wake = now + milliseconds(200);
     if (!acked && channel) check_handshakes();
     if (!acked) {

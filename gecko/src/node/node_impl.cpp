@@ -157,6 +157,7 @@ DiscoveryOptions NodeImpl::discovery_options() const {
     static_cast<net::FinderOptions&>(d) = finder_options(options_);
     d.lease = options_.lease;
     d.curve = security_.curve();
+    d.seal = security_.datagram_key();
     d.secret_path = security_.path();
     return d;
 }

@@ -99,6 +99,10 @@ struct CoreCounters {
     /// secret, or with another one (docs/SECURITY.md §5). Logged; not yet in
     /// `list`'s counters.
     std::uint64_t handshakes_refused = 0;
+    /// Datagrams of the key that are not sealed with its secret (unsigned,
+    /// another secret, a bad MAC, stale, replayed: docs/SECURITY.md §6).
+    /// Logged per reason; not yet in `list`'s counters.
+    std::uint64_t datagrams_refused = 0;
 };
 
 class Core {

@@ -7,6 +7,7 @@
 /// query_graph() and the tools (gecko doctor's census).
 /// Not thread-safe: owned by one thread.
 
+#include "gecko/net/datagram_seal.hpp"
 #include "gecko/net/net.hpp"
 
 #include <gecko/wire/value.hpp>
@@ -31,6 +32,9 @@ struct FinderOptions {
     bool multicast = true;                          ///< false = only the explicit core address is used
     std::string core;                               ///< "host", "host:port" or "tcp://host:port" (port 7651 if omitted); empty = none
     std::chrono::milliseconds find_timeout{1500};   ///< multicast silence after which `core` is tried (and a node warns)
+    /// The key's datagram key when it is secured (KeySecurity::datagram_key):
+    /// queries are sealed, and only authentic answers count (docs/SECURITY.md §6).
+    std::shared_ptr<const DatagramKey> seal;
 };
 
 /// "host" / "host:port" / "tcp://host:port" -> "tcp://host:port" (port 7651,
@@ -54,6 +58,14 @@ struct CoreAnswer {
     std::int32_t pid = 0;
     bool announcement = false;  ///< heard on the group rather than as a reply
     bool secured = false;       ///< the core has the key's secret: its links are CURVE (docs/SECURITY.md §5)
+    std::string fingerprint;    ///< the fingerprint its sealed datagram names (`fp`, §6; "" if none)
+};
+
+/// A core datagram of our key that a secured finder refused (docs/SECURITY.md §6).
+struct RefusedAnswer {
+    CoreAnswer answer;
+    SealCheck why = SealCheck::unsigned_datagram;
+    std::string fingerprint;  ///< the datagram's `fp` ("" if none)
 };
 
 class CoreFinder {
@@ -81,11 +93,21 @@ public:
     /// "multicast 239.255.71.67:7650 on default interface: no answer (5 queries); unicast tcp://...: ...; check ..."
     std::string describe() const;
 
+    /// With FinderOptions::seal: the telling refusal of a core datagram of our
+    /// key (a plain core's, or one sealed with another secret, before any
+    /// other), and when the first refusal came. Nothing when none was refused.
+    const std::optional<RefusedAnswer>& refused_answer() const noexcept { return refused_answer_; }
+    Clock::time_point first_refusal() const noexcept { return first_refusal_; }
+    /// The datagrams a secured finder refused, per reason (null when not secured).
+    const DatagramGuard* guard() const noexcept { return guard_ ? &*guard_ : nullptr; }
+
     std::uint64_t malformed() const noexcept { return malformed_; }
     std::uint64_t answers() const noexcept { return answers_; }
 
 private:
     void send_query();
+    bool admit(const char* data, std::size_t size, const discovery::Message& msg, const CoreAnswer& answer,
+               const sockaddr_in& from);
 
     FinderOptions options_;
     std::string explicit_;
@@ -106,6 +128,10 @@ private:
     Clock::time_point next_query_{};
     std::chrono::milliseconds backoff_{0};
     Clock::time_point last_malformed_log_{};
+    std::optional<DatagramGuard> guard_;
+    std::optional<RefusedAnswer> refused_answer_;
+    Clock::time_point first_refusal_{};
+    std::uint32_t refusals_logged_ = 0;  // a bit per SealCheck: each reason is logged once
 };
 
 }  // namespace gecko::net

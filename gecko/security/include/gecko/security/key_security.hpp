@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "gecko/net/datagram_seal.hpp"
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/security/secret.hpp"
 
@@ -21,6 +22,9 @@ namespace gecko::security {
 /// The CurveZMQ keys of `key` from its secret: server pair = subkey 1,
 /// client pair = subkey 2, ZAP domain "gecko/" + key.
 net::CurveKeys curve_keys(const std::string& key, const Secret& secret);
+/// What seals and checks the key's discovery datagrams: subkey 3 and the
+/// secret's fingerprint (docs/SECURITY.md §6).
+net::DatagramKey datagram_key(const Secret& secret);
 
 /// A key's security as this process finds it: a secret (then CURVE on every
 /// ZeroMQ link) or none (plain, as before).
@@ -34,6 +38,9 @@ public:
     bool secured() const noexcept { return curve_ != nullptr; }
     /// The CURVE keys (null when not secured), for net::SocketOptions::curve.
     const std::shared_ptr<const net::CurveKeys>& curve() const noexcept { return curve_; }
+    /// What seals and checks the key's discovery datagrams (null when not
+    /// secured; docs/SECURITY.md §6), for net::FinderOptions::seal.
+    const std::shared_ptr<const net::DatagramKey>& datagram_key() const noexcept { return datagram_key_; }
     /// The secret's fingerprint ("" when not secured).
     const std::string& fingerprint() const noexcept { return fingerprint_; }
     /// Where the secret was looked for (secret_path(key); "" if no path could be made).
@@ -41,6 +48,7 @@ public:
 
 private:
     std::shared_ptr<const net::CurveKeys> curve_;
+    std::shared_ptr<const net::DatagramKey> datagram_key_;
     std::string fingerprint_;
     std::string path_;
 };
