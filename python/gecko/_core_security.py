@@ -3,7 +3,8 @@
 gecko/src/discovery/core_security.hpp and core_channel.cpp: a core says in
 its datagrams whether it holds the key's secret, and a core reached with
 GECKO_CORE shows it by refusing handshakes. A node whose security differs
-says why at once, rather than failing handshakes without a word."""
+says why, rather than failing handshakes without a word: a node without
+the secret at once, a secured one when no sealed answer (§6) came in time."""
 
 import zmq
 
@@ -18,6 +19,11 @@ def _path(security):
     return security.path if security is not None and security.path else _NO_STORE
 
 
+def _where(answer):
+    host = answer.get("host")
+    return "%s on %s" % (answer.get("endpoint"), host if isinstance(host, str) else "?")
+
+
 def core_security_mismatch(key, answer, security):
     """Why a program of `key` with `security` (gecko.security.KeySecurity,
     None: plain) cannot join the core whose `core` or `announce` datagram is
@@ -25,13 +31,21 @@ def core_security_mismatch(key, answer, security):
     secured = security is not None and security.secured
     if (answer.get("secured") is True) == secured:
         return ""
-    host = answer.get("host")
-    where = "%s on %s" % (answer.get("endpoint"), host if isinstance(host, str) else "?")
+    where = _where(answer)
     if not secured:
         return ("geckocore for key '%s' (at %s) requires authentication; no secret found at %s (copy the key's "
                 "secret there, or name it with GECKO_SECRET_FILE)" % (key, where, _path(security)))
     return ("geckocore for key '%s' (at %s) is not secured, but this node has the key's secret (%s): a secured "
             "node never talks to a plain core. Give that core the secret too" % (key, where, _path(security)))
+
+
+def core_secret_mismatch(key, answer, their_fingerprint, security):
+    """What a secured program of `key` says of the core whose datagram
+    `answer` is sealed with another secret, of fingerprint `their_fingerprint`
+    (docs/SECURITY.md §6)."""
+    return ("geckocore for key '%s' (at %s) holds another secret (fingerprint %s) than this node (fingerprint %s, "
+            "%s): copy the same secret to every machine of the key"
+            % (key, _where(answer), their_fingerprint or "none", security.fingerprint, _path(security)))
 
 
 def count_handshake_failures(monitor, failures):

@@ -28,6 +28,7 @@ from .errors import Error
 from .msgs import by_name
 from .names import is_glob
 from ._core_security import core_security_mismatch
+from ._datagram_seal import SealedSearch
 from .security import KeySecurity
 from ._transport import secure
 
@@ -40,9 +41,14 @@ def find_core(o, timeout, security=None):
     """The endpoint of the core of o.key: by multicast, else at o.core (a
     core or a host door, which redirects). Raises Error("discovery"), or
     Error("security") when the core heard is secured and `security`
-    (gecko.security.KeySecurity) has no secret, or the other way round."""
+    (gecko.security.KeySecurity) has no secret, or the other way round. With
+    the secret, queries are sealed and only authentic answers count; a plain
+    core's answer, or one sealed with another secret, is the error when no
+    authentic one came within o.find_timeout (docs/SECURITY.md §6)."""
     deadline = time.monotonic() + timeout
+    secured = security is not None and security.secured
     if o.multicast_enabled:
+        search = SealedSearch(o.key, security, runtime.logger("gecko_py"), o.find_timeout) if secured else None
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
@@ -51,16 +57,22 @@ def find_core(o, timeout, security=None):
             s.settimeout(0.1)
             wait_until = time.monotonic() + (o.find_timeout if o.core else timeout)
             while time.monotonic() < min(wait_until, deadline):
-                s.sendto(disc.query_msg(o.key, "gecko_py", socket.gethostname(), 0), (o.group, o.port))
+                if search is not None and search.verdict(time.monotonic()):
+                    raise Error("security", search.why)
+                s.sendto(disc.query_msg(o.key, "gecko_py", socket.gethostname(), 0, security), (o.group, o.port))
                 try:
-                    data, (addr, _) = s.recvfrom(disc.MAX_DATAGRAM)
+                    data, (addr, sender_port) = s.recvfrom(disc.MAX_DATAGRAM)
                 except socket.timeout:
                     continue
                 m = disc.parse(data)
                 if m and m["t"] == "core" and m.get("key") == o.key and isinstance(m.get("endpoint"), str):
-                    why = core_security_mismatch(o.key, m, security)
-                    if why:
-                        raise Error("security", why)
+                    if search is not None:
+                        if not search.admit(data, m, "%s:%d" % (addr, sender_port), time.monotonic()):
+                            continue
+                    else:
+                        why = core_security_mismatch(o.key, m, security)
+                        if why:
+                            raise Error("security", why)
                     host, port = disc.split_tcp(m["endpoint"])
                     if port:
                         return "tcp://%s:%d" % (addr, port) if disc.is_wildcard(host) else m["endpoint"]
@@ -68,6 +80,8 @@ def find_core(o, timeout, security=None):
             pass
         finally:
             s.close()
+        if search is not None and search.why:  # only refused answers: say why rather than "no answer"
+            raise Error("security", search.why)
     explicit = disc.normalize_core_address(o.core)
     if not explicit:
         raise Error("discovery", "no geckocore for key '%s' answered by multicast, and no --core / GECKO_CORE is set"

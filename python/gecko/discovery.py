@@ -21,6 +21,7 @@ import zmq
 
 from ._core_security import (HANDSHAKE_EVENTS, core_security_mismatch, count_handshake_failures,
                              handshake_refusal)
+from ._datagram_seal import REASONS, SealedSearch, seal
 from ._transport import secure
 
 VERSION = 2
@@ -51,7 +52,11 @@ def parse(data):
 
 # ---- the messages a node sends (field order as C++ writes them) ----
 
-def query_msg(key, node, host, pid):
+def query_msg(key, node, host, pid, security=None):
+    """Sealed (docs/SECURITY.md §6) when `security` (KeySecurity) holds the key's secret."""
+    if security is not None and security.secured:
+        return seal([("v", VERSION), ("t", "query"), ("key", key), ("node", node), ("host", host), ("pid", pid)],
+                    security.mac_key, security.fingerprint)
     return pack("query", key=key, node=node, host=host, pid=pid)
 
 
@@ -198,7 +203,9 @@ def parse_multicast(text):
 
 class Finder:
     """Multicast queries with back-off (at once, then 100, 200, 400, 800 ms,
-    then every second) and the answers and announcements for our key."""
+    then every second) and the answers and announcements for our key. With
+    the key's secret, queries are sealed and only authentic answers count
+    (docs/SECURITY.md §6: self.search)."""
 
     def __init__(self, opts, log, security=None):
         self.opts = opts
@@ -210,6 +217,10 @@ class Finder:
         self.answers = 0
         self.error = ""
         self.security_error = ""  # a core whose security differs from ours was heard: said once, never joined
+        # A secured node's search: refused datagrams decide only after find_timeout, so the real core's
+        # answer wins over a forged plain one.
+        self.search = (SealedSearch(opts.key, security, log, getattr(opts, "find_timeout", 1.5))
+                       if security is not None and security.secured else None)
         self.backoff = 0.0
         self.next_query = 0.0
         if not opts.multicast_enabled:
@@ -247,17 +258,45 @@ class Finder:
     def fds(self):
         return [s for s in (self.sender, self.listener) if s is not None]
 
+    @property
+    def refused(self):
+        """Datagrams refused per reason (§6): all 0 for a node without the secret."""
+        return dict(self.search.guard.refused) if self.search is not None else dict.fromkeys(REASONS, 0)
+
     def restart(self):
         self.backoff = 0.0
         self.next_query = 0.0
+        if self.search is not None:
+            self.search.restart()
+
+    def found(self):
+        """The node joined a core: datagrams refused from now on decide nothing."""
+        if self.search is not None:
+            self.search.found()
+
+    def deciding(self):
+        """Whether a refused datagram will be the error unless an authentic one comes first."""
+        return self.search is not None and bool(self.search.why)
+
+    def decide(self, now):
+        """A secured node that heard only refused datagrams for find_timeout
+        says why, for good (§6); returns when to look again (None: no need)."""
+        if self.search is None or self.security_error:
+            return None
+        why = self.search.verdict(now)
+        if why:
+            self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
+            self.security_error = why
+            return None
+        return self.search.deadline()
 
     def tick(self, now):
         if self.sender is None:
             return now + 3600
         if now >= self.next_query:
             try:
-                self.sender.sendto(query_msg(self.opts.key, self.opts.name, socket.gethostname(), os.getpid()),
-                                   (self.opts.group, self.opts.port))
+                self.sender.sendto(query_msg(self.opts.key, self.opts.name, socket.gethostname(), os.getpid(),
+                                             self.security), (self.opts.group, self.opts.port))
                 self.error = ""
             except OSError as e:
                 self.error = "cannot send (%s)" % e
@@ -271,7 +310,7 @@ class Finder:
         out = []
         for _ in range(64):
             try:
-                data, (addr, _port) = sock.recvfrom(MAX_DATAGRAM + 1)
+                data, (addr, sender_port) = sock.recvfrom(MAX_DATAGRAM + 1)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
@@ -284,13 +323,17 @@ class Finder:
             endpoint, instance = m.get("endpoint"), m.get("instance")
             if not isinstance(endpoint, str) or type(instance) is not int:
                 continue
-            why = core_security_mismatch(self.opts.key, m, self.security)
-            if why:
-                # Say so once rather than fail handshakes without a word.
-                if not self.security_error:
-                    self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
-                    self.security_error = why
-                continue
+            if self.search is not None:
+                if not self.search.admit(data, m, "%s:%d" % (addr, sender_port), time.monotonic()):
+                    continue
+            else:
+                why = core_security_mismatch(self.opts.key, m, self.security)
+                if why:
+                    # Say so once rather than fail handshakes without a word.
+                    if not self.security_error:
+                        self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
+                        self.security_error = why
+                    continue
             host, port = split_tcp(endpoint)
             if not port:
                 continue
@@ -312,6 +355,10 @@ class Finder:
                 s += "no answer to %d queries" % self.queries
         else:
             s = "multicast disabled"
+        refused = self.search.guard.refused_total() if self.search is not None else 0
+        if refused:  # heard, but nothing authentic: why there is no answer
+            s += "; refused %d datagram%s (%s)" % (refused, "" if refused == 1 else "s",
+                                                   self.search.guard.describe_refused())
         explicit = normalize_core_address(o.core)
         s += "; unicast " + (explicit if explicit else "not configured (GECKO_CORE unset)")
         return s + "; check that `geckocore --key %s` runs" % o.key
@@ -587,13 +634,19 @@ class DiscoveryClient:
         if not self.acked and self.dealer is not None:
             self.check_handshakes()
         if not self.acked:
+            # Datagrams decide only while no core is being tried (a GECKO_CORE one has its handshake reading).
+            decision = self.finder.decide(now) if self.dealer is None else None
+            if decision is not None:
+                wake = min(wake, decision)
             if self.finder.sender is not None:
                 wake = min(wake, self.finder.tick(now))
             fallback_due = not self.opts.multicast_enabled or now - self.search_started >= self.opts.find_timeout
             if self.dealer is None and fallback_due and self.explicit:
                 self.connect_to(self.explicit, now)
             later = self.opts.multicast_enabled and bool(self.explicit)
-            if not self.warned and not self.security_error and now - self.search_started >= self.opts.find_timeout * (2 if later else 1):
+            # No "still trying" while a refused core's datagram is about to be the error.
+            if (not self.warned and not self.security_error and not self.finder.deciding()
+                    and now - self.search_started >= self.opts.find_timeout * (2 if later else 1)):
                 self.warned = True
                 self.log.warning("discovery: no geckocore for key '%s' yet (%s); still trying", self.opts.key,
                                  self.finder.describe())
@@ -661,6 +714,7 @@ class DiscoveryClient:
                 self.log.info("discovery: found geckocore for key '%s' at %s", self.opts.key, self.core_endpoint)
             self.ever_acked = True
             self.acked = True
+            self.finder.found()
         elif t == "unknown":
             if self.acked:
                 self.log.info("discovery: geckocore does not know this node (restart?); registering again")

@@ -28,6 +28,11 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import gecko  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_sealing_core: needs a geckocore that seals its discovery datagrams "
+                                       "(docs/SECURITY.md §6, C++ side); fails, saying so, with an older one")
+
+
 def bin_path(name):
     d = os.environ.get("GECKO_BIN_DIR") or os.path.join(ROOT, "build", "bin")
     p = os.path.join(d, name)
