@@ -5,6 +5,7 @@
 // verdict.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
@@ -25,7 +26,40 @@ SpawnOptions multicast_only(const std::string& key, const std::string& group) {
     return o;
 }
 
+// A secret file of 64 hex digits (the same digit throughout), mode 0600, in `dir`.
+std::string secret_file(const gecko::test::TempDir& dir, const std::string& name, char digit) {
+    const std::string path = dir.path() + "/" + name + ".secret";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    REQUIRE(fd >= 0);
+    const std::string text = std::string(64, digit) + "\n";
+    REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    return path;
+}
+
 }  // namespace
+
+TEST_CASE("gecko doctor says whether this machine and the core hold the same secret", "[tools][process][doctor][security]") {
+    const std::string key = Key::next_key(), group = private_multicast();
+    gecko::test::TempDir dir;
+    auto core = Core::start(key, group, secret_file(dir, "core", 'a'));
+    auto with = [&](const std::string& secret) {
+        auto o = multicast_only(key, group);
+        o.env["GECKO_SECRET_FILE"] = secret;
+        return finish(Process::spawn(GECKO_CLI_PATH, {"doctor", "--timeout", "1s"}, o), 15s);
+    };
+    const auto same = with(secret_file(dir, "same", 'a'));
+    INFO(same.out << same.err);
+    CHECK(same.exit_code == 0);
+    CHECK(contains(same.out, "ok    this machine holds the key's secret"));
+    CHECK(contains(same.out, "is secured with the same secret"));
+
+    const auto other = with(secret_file(dir, "other", 'b'));
+    INFO(other.out << other.err);
+    CHECK(other.exit_code == 1);
+    CHECK(contains(other.out, "is secured with another secret (fingerprint "));
+    CHECK(contains(other.out, "verdict: this machine and the core of key '" + key + "' do not hold the same secret"));
+}
 
 TEST_CASE("gecko doctor lists every core that answers by multicast, and two of one key fail", "[tools][process][doctor]") {
     const std::string key = Key::next_key(), group = private_multicast();

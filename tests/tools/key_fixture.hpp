@@ -91,7 +91,8 @@ struct Core {
     std::string endpoint;  // tcp://127.0.0.1:PORT
     int port = 0;
 
-    static Core start(const std::string& key, const std::string& multicast = "") {
+    /// `secret_file`: the key's secret for the core (GECKO_SECRET_FILE); "": none.
+    static Core start(const std::string& key, const std::string& multicast = "", const std::string& secret_file = "") {
         std::vector<std::string> args{"--key", key, "--listen", "tcp://127.0.0.1:*"};
         if (multicast.empty())
             args.push_back("--no-multicast");
@@ -102,6 +103,7 @@ struct Core {
         o.stderr_mode = Stderr::inherit;  // its warnings show in ctest --output-on-failure
         o.pipe_stdin = false;
         o.unset_env = {"GECKO_KEY", "GECKO_CORE", "GECKO_MULTICAST", "GECKO_NO_MULTICAST", "GECKO_INTERFACE"};
+        if (!secret_file.empty()) o.env["GECKO_SECRET_FILE"] = secret_file;
         Core c;
         c.process = Process::spawn(GECKOCORE_PATH, args, o);
         // "geckocore: key 'K' instance N listening on tcp://127.0.0.1:PORT, ...": the bind is done.

@@ -35,7 +35,7 @@ Census multicast_census(net::FinderOptions options, std::chrono::milliseconds wi
             for (const auto& a : finder.read(fd.fd)) {
                 const bool known = std::any_of(census.cores.begin(), census.cores.end(),
                                                [&](const CoreSeen& c) { return c.instance == a.instance; });
-                if (!known) census.cores.push_back(CoreSeen{a.endpoint, a.instance, a.host, a.pid});
+                if (!known) census.cores.push_back(CoreSeen{a.endpoint, a.instance, a.host, a.pid, a.secured, a.fingerprint});
             }
         }
     }

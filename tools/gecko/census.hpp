@@ -19,6 +19,8 @@ struct CoreSeen {
     std::uint64_t instance = 0;
     std::string host;
     std::int32_t pid = 0;
+    bool secured = false;     ///< it says it holds the key's secret (docs/SECURITY.md §5)
+    std::string fingerprint;  ///< the secret's fingerprint its datagram names (§6), unchecked: for display
 
     /// "pid 123 on host at tcp://..."
     std::string describe() const;

@@ -19,6 +19,7 @@
 #include "format.hpp"
 #include "gecko/net/net.hpp"
 #include "gecko/error.hpp"
+#include "gecko/security/key_security.hpp"
 #include "network.hpp"
 #include "query.hpp"
 
@@ -131,6 +132,50 @@ CoreChecks check_core(const net::FinderOptions& options, const net::FinderOption
                              "; its table: " + c.multicast.detail + ")";
     }
     return c;
+}
+
+// Whether this machine and the cores heard agree on the key's secret
+// (docs/SECURITY.md). A secured core admits only nodes that prove the secret
+// (CURVE and ZAP), so every node it lists holds it.
+// False when they disagree: programs of this machine cannot join.
+bool check_security(Report& report, const std::string& key, const std::vector<CoreSeen>& cores) {
+    report.section("security of key '" + key + "' (docs/SECURITY.md)");
+    security::KeySecurity here;
+    try {
+        here = security::KeySecurity::find(key);
+    } catch (const Error& e) {
+        report.fail(std::string("the key's secret file is unusable: ") + e.what());
+        return false;
+    }
+    bool agree = true;
+    if (here.secured())
+        report.ok("this machine holds the key's secret (" + here.path() + ", fingerprint " + here.fingerprint() +
+                  "): its programs' links are CURVE and their datagrams sealed");
+    else
+        report.info("no secret for key '" + key + "' here (looked at " + (here.path().empty() ? "nowhere: no HOME" : here.path()) +
+                    "): this machine's programs run plain");
+    for (const auto& c : cores) {
+        const std::string who = "geckocore " + c.describe();
+        if (!c.secured && !here.secured()) {
+            report.info(who + " runs plain: anyone on the network can join the key (gecko keygen --key " + key +
+                        " turns security on)");
+        } else if (c.secured && here.secured() && c.fingerprint == here.fingerprint()) {
+            report.ok(who + " is secured with the same secret: every node it lists holds it");
+        } else {
+            agree = false;
+            if (c.secured && here.secured())
+                report.fail(who + " is secured with another secret (fingerprint " + wire::printable(c.fingerprint) + ")",
+                            "copy the same secret to every machine of the key (compare `gecko keygen --key " + key +
+                                " --fingerprint` on each)");
+            else if (c.secured)
+                report.fail(who + " is secured, and this machine has no secret for the key: its programs cannot join",
+                            "copy the key's secret from the core's machine to " + here.path());
+            else
+                report.fail(who + " runs plain, but this machine holds the key's secret: its programs refuse that core",
+                            "give the core the same secret, or remove " + here.path() + " here");
+        }
+    }
+    return agree;
 }
 
 }  // namespace
@@ -258,6 +303,8 @@ int run_doctor(const Args& args) {
     else
         report.info("no core at this host's default port (tried only as a hint: GECKO_CORE is unset)");
 
+    const bool security_agrees = check_security(report, key, cores);
+
     std::printf("\n");
     const bool unicast_elsewhere = multicast_answered && core.unicast.ok &&
                                    std::none_of(cores.begin(), cores.end(), [&](const CoreSeen& c) { return c.instance == core.unicast.instance; });
@@ -278,6 +325,12 @@ int run_doctor(const Args& args) {
         report.fix("stop one of them: the other one's host and pid are in the log of geckocore " + core.multicast.core +
                    " ('another geckocore serves key'); it may run on another host. The counter counts since that core "
                    "started: if the other one is gone already, restart this one to clear it");
+        report.print_fixes();
+        return exit_failure;
+    }
+    if (!security_agrees) {
+        std::printf("verdict: this machine and the core of key '%s' do not hold the same secret: its programs cannot "
+                    "join (see security above)\n", key.c_str());
         report.print_fixes();
         return exit_failure;
     }
