@@ -41,6 +41,17 @@ def bin_path(name):
     return p
 
 
+def child_env(key, **extra):
+    """The environment of a child process of key `key`: no GECKO_ variable of
+    this one's (but the speedups switch), the package from the source tree,
+    and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GECKO_") or k == "GECKO_PYTHON_SPEEDUPS"}
+    path = [os.path.join(ROOT, "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env.update(GECKO_KEY=key, PYTHONPATH=os.pathsep.join(path))
+    env.update(extra)
+    return env
+
+
 def python_exe():
     return os.environ.get("GECKO_PYTHON") or sys.executable
 

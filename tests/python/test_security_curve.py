@@ -14,7 +14,7 @@ import pytest
 import zmq
 from zmq.utils import z85
 
-from conftest import ROOT, Proc, bin_path, eventually, private_multicast, python_exe
+from conftest import Proc, bin_path, child_env, eventually, private_multicast, python_exe
 
 import gecko
 from gecko import security
@@ -34,14 +34,6 @@ def write_secret(path, secret=None, mode=0o600):
         os.close(fd)
     os.chmod(path, mode)  # whatever the umask took away
     return str(path)
-
-
-def child_env(key, **extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GECKO_") or k == "GECKO_PYTHON_SPEEDUPS"}
-    path = [os.path.join(ROOT, "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env.update(GECKO_KEY=key, PYTHONPATH=os.pathsep.join(path))
-    env.update(extra)
-    return env
 
 
 class SecuredCore:

@@ -19,7 +19,7 @@ import types
 
 import pytest
 
-from conftest import ROOT, Proc, bin_path, private_multicast, python_exe
+from conftest import Proc, bin_path, child_env, private_multicast, python_exe
 
 import gecko
 import gecko.msgs
@@ -339,14 +339,6 @@ def test_a_node_without_the_secret_reads_secured_and_is_told_at_once(finder_rig)
 
 
 # ---- against C++ geckocore ----
-
-def child_env(key, **extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GECKO_") or k == "GECKO_PYTHON_SPEEDUPS"}
-    path = [os.path.join(ROOT, "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env.update(GECKO_KEY=key, PYTHONPATH=os.pathsep.join(path))
-    env.update(extra)
-    return env
-
 
 class CoreByMulticast:
     """A geckocore of the test's own on a multicast group of its own, holding the secret at `secret_file` ("": none)."""
