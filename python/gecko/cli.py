@@ -124,6 +124,8 @@ def query(o, timeout=3.0):
             continue
         if m["t"] == "error":
             raise Error("discovery", str(m.get("message", m.get("code"))))
+        # Answered over a CURVE link made with the secret: the key is secured with it.
+        m["_secured_fingerprint"] = security.fingerprint if security.secured else ""
         return m
     raise Error("protocol", "the host door redirected twice")
 
@@ -190,9 +192,11 @@ def _scalar_text(x):
 
 def cmd_list(a, o):
     r = query(o, a.timeout)
-    print("key '%s': %d node%s, core %s (%s, pid %s)" % (r.get("key"), len(r.get("nodes", [])),
-                                                        "" if len(r.get("nodes", [])) == 1 else "s",
-                                                        r.get("endpoint"), r.get("host"), r.get("pid")))
+    secured = r.get("_secured_fingerprint", "")
+    print("key '%s': %d node%s, core %s (%s, pid %s)%s" % (
+        r.get("key"), len(r.get("nodes", [])), "" if len(r.get("nodes", [])) == 1 else "s", r.get("endpoint"),
+        r.get("host"), r.get("pid"),
+        ", secured (secret %s): every tcp and ipc link is CurveZMQ" % secured if secured else ""))
     if a.names:
         for t in r.get("topics", []):
             print(t["name"])

@@ -211,6 +211,8 @@ def test_python_list_queries_a_secured_core(secured):
     ls = secured.spawn([python_exe(), "-m", "gecko", "list", "--key", secured.key])
     assert ls.wait(20) == 0, ls.err
     assert any(l.startswith("listed ") and "py_secured_lister@" in l for l in ls.out), ls.out
+    fp = security.KeySecurity.find(secured.key).fingerprint
+    assert ", secured (secret %s): every tcp and ipc link is CurveZMQ" % fp in ls.out[0], ls.out
 
 
 # ---- mixed configurations ----

@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/security/key_security.hpp"
@@ -202,3 +204,42 @@ TEST_CASE("a plain ZeroMQ client gets nothing from a secured publisher and a cli
     CHECK(sub.wait(30s) == 0);
     CHECK(leaked == 0);
 }
+
+#ifdef GECKO_CLI_PATH
+namespace {
+// `gecko ARGS --key KEY` in `env`: its whole output, once it exits.
+std::string gecko_cli(std::vector<std::string> args, const std::string& key, const SpawnOptions& env) {
+    args.insert(args.end(), {"--key", key});
+    auto p = Process::spawn(GECKO_CLI_PATH, args, env);
+    std::string out;
+    while (auto line = p.read_line(30s)) out += *line + "\n";  // until it closes stdout
+    REQUIRE(p.wait(30s).has_value());
+    return out;
+}
+}  // namespace
+
+TEST_CASE("gecko list says a key is secured and gecko info says what protects each link", "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-list-" + std::to_string(::getpid());
+    const auto secret = home.secret_file("key", secret_of(8));
+    auto core = start_core(home, key, secret);
+    auto env = home.env(secret, core.address);
+    env.env["GECKO_TRANSPORTS"] = "tcp";
+    auto pub = node(home, {"pub", "--topic", "guarded", "--count", "1000000", "--rate", "50", "--key", key}, env);
+    auto sub = node(home, {"sub", "--topic", "guarded", "--count", "1000000", "--timeout-ms", "60000", "--key", key}, env);
+    REQUIRE(sub.out().wait_for("recv ", 30s));
+
+    const auto list = gecko_cli({"list"}, key, env);
+    INFO("gecko list:\n" << list);
+    CHECK(list.find(", secured (secret " + secret_of(8).fingerprint() + "): every tcp and ipc link is CurveZMQ") !=
+          std::string::npos);
+    // A node reports its links every few seconds: ask again until the subscriber's is there (bounded).
+    std::string info;
+    for (int i = 0; i < 40 && info.find("over tcp (CurveZMQ)") == std::string::npos; ++i) {
+        if (i > 0) std::this_thread::sleep_for(500ms);
+        info = gecko_cli({"info", "guarded"}, key, env);
+    }
+    INFO("gecko info guarded:\n" << info);
+    CHECK(info.find(" over tcp (CurveZMQ)") != std::string::npos);
+}
+#endif

@@ -23,8 +23,17 @@ std::string describe_figures(const GraphFigures& s, bool producer) {
     return out;
 }
 
+// What a link of `transport` is protected by in a secured key (docs/SECURITY.md).
+std::string protection(const Graph& graph, const std::string& transport) {
+    if (graph.secured_fingerprint.empty()) return "";
+    if (transport == "tcp" || transport == "ipc") return " (CurveZMQ)";
+    if (transport == "shm") return " (one host: file modes, no crypto)";
+    return "";
+}
+
 // How `e`'s messages travel to or from each of `others` (the topic's other
-// side): the transport of the receiving node's link, as that node reported it.
+// side): the transport of the receiving node's link, as that node reported it,
+// and in a secured key what protects it.
 std::string describe_links(const Graph& graph, const GraphEntity& e, const std::vector<GraphEntity>& others, bool producer) {
     std::string out;
     std::set<std::uint64_t> seen;
@@ -35,7 +44,7 @@ std::string describe_links(const Graph& graph, const GraphEntity& e, const std::
         std::string via = "not reported yet";
         if (const GraphNode* node = graph.node_of(receiver))
             for (const auto& l : node->links)
-                if (l.session == sender) via = l.transport;
+                if (l.session == sender) via = l.transport + protection(graph, l.transport);
         out += (out.empty() ? "" : ", ") + std::string(producer ? "to " : "from ") + o.node + " over " + via;
     }
     return out;

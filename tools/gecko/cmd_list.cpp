@@ -39,6 +39,8 @@ std::string graph_json(const Graph& g) {
     nlohmann::json j;
     j["key"] = g.key;
     j["core"] = {{"endpoint", g.core_endpoint}, {"instance", g.core_instance}, {"host", g.core_host}, {"pid", g.core_pid}};
+    j["secured"] = !g.secured_fingerprint.empty();
+    if (!g.secured_fingerprint.empty()) j["fingerprint"] = g.secured_fingerprint;
     j["nodes"] = nlohmann::json::array();
     for (const auto& n : g.nodes) {
         nlohmann::json links = nlohmann::json::array();
@@ -71,7 +73,10 @@ std::string graph_json(const Graph& g) {
 std::string render_list(const Graph& r) {
     std::string out = "key '" + r.key + "': " + std::to_string(r.nodes.size()) + " node" +
                       (r.nodes.size() == 1 ? "" : "s") + ", core " + r.core_endpoint + " (" + r.core_host + ", pid " +
-                      std::to_string(r.core_pid) + ")\n\n";
+                      std::to_string(r.core_pid) + ")" +
+                      (r.secured_fingerprint.empty() ? std::string()
+                                                     : ", secured (secret " + r.secured_fingerprint + "): every tcp and ipc link is CurveZMQ") +
+                      "\n\n";
     std::set<std::pair<bool, std::string>> conflicted;
     for (const auto& c : r.conflicts) conflicted.emplace(c.service, c.topic);
 

@@ -87,6 +87,10 @@ struct Graph {
     std::uint64_t core_instance = 0;
     std::string core_host;
     std::int32_t core_pid = 0;
+    /// The fingerprint of the key's secret when the core answered over a
+    /// CURVE link made with it: the key is secured, and every tcp and ipc link
+    /// of its nodes is CurveZMQ (docs/SECURITY.md). "" when it runs plain.
+    std::string secured_fingerprint;
     std::vector<GraphNode> nodes;
     std::vector<GraphTopic> topics;       ///< topics and services, sorted by (service, name)
     std::vector<GraphEntity> key_wide;    ///< key-wide subscribers (recorders, bridges): of no one topic

@@ -210,6 +210,7 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         std::uint64_t next = 0;
         if (read_list_page(data, reply.size(), graph, next)) {
             graph.core_endpoint = endpoint;
+            graph.secured_fingerprint = security.fingerprint();  // the CURVE handshake with it succeeded
             if (next == 0 || ++pages >= max_pages) return graph;
             send_list(next);
             continue;
