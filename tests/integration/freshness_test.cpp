@@ -109,8 +109,15 @@ TEST_CASE("a slow subscriber behind a 10 kHz publisher gets fresh data over ipc 
                       << s.delivered << " + overwritten " << s.overwritten << " + drops " << s.drops);
             // The first callback may see a message that waited for the
             // subscription to settle; from then on the data must be fresh.
+            // Typically within depth periods and a scheduling slice; at
+            // worst within a second: a reader handed queued data instead
+            // ages 100 ms per callback, seconds after its 20-odd callbacks,
+            // while one late wake-up on a loaded machine (seen: 292 ms under
+            // the sanitizers beside a build) is not staleness.
+            const double median_ms = double(ages[ages.size() / 2]) / 1e6;
             const double worst_ms = *std::max_element(run.ages_ns.begin() + 1, run.ages_ns.end()) / 1e6;
-            CHECK(worst_ms <= bound_ms);
+            CHECK(median_ms <= bound_ms);
+            CHECK(worst_ms <= bound_ms + 1000.0);
             CHECK(s.delivered + s.overwritten + s.drops == static_cast<std::uint64_t>(run.sent));
         }
     }
