@@ -3,6 +3,8 @@
 #include "iceoryx.hpp"
 
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -10,6 +12,9 @@
 
 #include <gecko/gecko.hpp>
 #include <gecko/msgs/std.hpp>
+#include <gecko/net/zap_handler.hpp>
+#include <gecko/net/zmq_socket.hpp>
+#include <gecko/security/key_security.hpp>
 
 namespace bench {
 namespace {
@@ -35,19 +40,26 @@ struct BytesOut {
     GECKO_MSG_FIELDS(data)
 };
 
+// Plain ZeroMQ. With a secret for the benchmark's key (GECKO_SECRET_FILE) it
+// is CurveZMQ with the same ZAP admission Gecko's links use: the baseline
+// for what the crypto itself costs (bench/security/security_bench.py).
 class RawSide final : public Side {
 public:
-    explicit RawSide(const SideOptions& o) : context_(1) {
+    explicit RawSide(const SideOptions& o) : context_(std::make_shared<zmq::context_t>(1)) {
+        const auto security = gecko::security::KeySecurity::find("gecko-bench");
+        if (security.secured()) zap_.emplace(context_, *security.curve(), "raw side");
+        gecko::net::SocketOptions so;
+        so.curve = security.curve();
         if (!o.pub_endpoint.empty()) {
-            pub_ = zmq::socket_t(context_, zmq::socket_type::pub);
-            pub_.set(zmq::sockopt::linger, 0);
-            pub_.set(zmq::sockopt::sndhwm, o.send_hwm);
+            so.send_queue = o.send_hwm;
+            so.curve_role = gecko::net::CurveRole::server;
+            pub_ = gecko::net::make_socket(*context_, zmq::socket_type::pub, so);
             pub_.bind(o.pub_endpoint);
         }
         if (!o.sub_endpoint.empty()) {
-            sub_ = zmq::socket_t(context_, zmq::socket_type::sub);
-            sub_.set(zmq::sockopt::linger, 0);
-            sub_.set(zmq::sockopt::rcvhwm, o.recv_hwm);
+            so.receive_queue = o.recv_hwm;
+            so.curve_role = gecko::net::CurveRole::client;
+            sub_ = gecko::net::make_socket(*context_, zmq::socket_type::sub, so);
             sub_.set(zmq::sockopt::subscribe, "");
             sub_.connect(o.sub_endpoint);
         }
@@ -79,7 +91,8 @@ public:
     }
 
 private:
-    zmq::context_t context_;
+    std::shared_ptr<zmq::context_t> context_;
+    std::optional<gecko::net::ZapAdmission> zap_;  // outlives the sockets: declared before them
     zmq::socket_t pub_;
     zmq::socket_t sub_;
     zmq::message_t in_;

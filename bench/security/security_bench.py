@@ -13,6 +13,10 @@ empty XDG_CONFIG_HOME). Rows, each the median of --runs runs per mode:
   time to first message        gecko_discovery_bench --only ttfm (multicast, tcp-only publisher; GECKO_CORE)
   shm latency p50, 64 B        gecko_bench --only latency --transport ipc --size 64 (its shm table)
 
+The raw ZeroMQ columns come from the same runs: gecko_bench's raw side is
+CurveZMQ with the same ZAP handler when its key has a secret, so they show
+what libzmq's crypto costs by itself.
+
 Usage: security_bench.py [--bin build/bin] [--runs 5] [--markdown]
 """
 import argparse
@@ -51,9 +55,14 @@ def row_after(output, heading, first_cells):
 
 
 class Row:
-    def __init__(self, name, unit, command, pick, better, target):
+    """One figure: `pick` reads Gecko's value from the program's output, `pick_raw` (if any) the raw ZeroMQ
+    side's of the same run, which is CurveZMQ too when secured: what the crypto alone costs."""
+
+    def __init__(self, name, unit, command, pick, better, target, pick_raw=None):
         self.name, self.unit, self.command, self.pick, self.better, self.target = name, unit, command, pick, better, target
+        self.pick_raw = pick_raw
         self.values = {"plain": [], "secured": []}
+        self.raw = {"plain": [], "secured": []}
 
 
 def rows(bin_dir, tries):
@@ -64,11 +73,12 @@ def rows(bin_dir, tries):
     ttfm = [discovery, "--only", "ttfm", "--tries", str(tries), "--markdown"]
     return [
         Row("tcp latency p50, 64 B", "µs", lat("tcp"), lambda o: number(row_after(o, None, ["tcp", "64 B"])[3]),
-            "lower", ("diff", 15.0, "≤ +15 µs")),
+            "lower", ("diff", 15.0, "≤ +15 µs"), lambda o: number(row_after(o, None, ["tcp", "64 B"])[4])),
         Row("tcp throughput, 64 B (received)", "msg/s", thr(64), lambda o: number(row_after(o, None, ["tcp", "64 B"])[2]),
-            "higher", ("ratio_min", 0.5, "≥ 0.5×")),
+            "higher", ("ratio_min", 0.5, "≥ 0.5×"), lambda o: number(row_after(o, None, ["tcp", "64 B"])[3])),
         Row("tcp throughput, 1 MiB (received)", "msg/s", thr(1 << 20),
-            lambda o: number(row_after(o, None, ["tcp", "1 MiB"])[2]), "higher", ("ratio_min", 0.8, "≥ 0.8×")),
+            lambda o: number(row_after(o, None, ["tcp", "1 MiB"])[2]), "higher", ("ratio_min", 0.8, "≥ 0.8×"),
+            lambda o: number(row_after(o, None, ["tcp", "1 MiB"])[3])),
         Row("time to first message, multicast, tcp-only publisher", "ms", ttfm,
             lambda o: number(row_after(o, None, ["gecko Node + subscriber, multicast discovery, tcp-only publisher"])[1]),
             "lower", ("ratio_max", 2.0, "≤ 2×")),
@@ -120,13 +130,16 @@ def main():
                     if key not in outputs:  # rows that read one program's output share its run
                         outputs[key] = run(r.command, envs[mode])
                     r.values[mode].append(r.pick(outputs[key]))
+                    if r.pick_raw:
+                        r.raw[mode].append(r.pick_raw(outputs[key]))
                 outputs.clear()
             print("run %d/%d done" % (i + 1, a.runs), file=sys.stderr)
     load = os.getloadavg()
     print("Measured %s on %d CPUs, Linux %s, load average %.2f %.2f %.2f; %d runs per mode, alternating"
           % (started, os.cpu_count(), platform.release(), load[0], load[1], load[2], a.runs))
     print()
-    header = ["figure", "plain (median)", "secured (median)", "secured / plain", "target", "met", "secured / plain per run"]
+    header = ["figure", "plain (median)", "secured (median)", "secured / plain", "target", "met", "secured / plain per run",
+              "raw ZeroMQ: secured / plain"]
     lines = []
     misses = 0
     for r in table:
@@ -138,10 +151,14 @@ def main():
                                                  max(y / x for x, y in zip(r.values["plain"], r.values["secured"]))))
         fmt = (lambda v: "%.1f %s" % (v, r.unit)) if r.unit != "msg/s" else (lambda v: "%.3g k%s" % (v / 1e3, r.unit))
         diff = " (%+.1f µs)" % (s - p) if kind == "diff" else ""
-        lines.append([r.name, fmt(p), fmt(s), "%.2f×%s" % (s / p, diff), text, "yes" if ok else "MISS", per_run])
+        raw = "-"
+        if r.pick_raw:
+            rp, rs = statistics.median(r.raw["plain"]), statistics.median(r.raw["secured"])
+            raw = "%s → %s = %.2f×%s" % (fmt(rp), fmt(rs), rs / rp, " (%+.1f µs)" % (rs - rp) if kind == "diff" else "")
+        lines.append([r.name, fmt(p), fmt(s), "%.2f×%s" % (s / p, diff), text, "yes" if ok else "MISS", per_run, raw])
     if a.markdown:
         print("| " + " | ".join(header) + " |")
-        print("| --- | ---: | ---: | ---: | --- | --- | ---: |")
+        print("| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |")
         for l in lines:
             print("| " + " | ".join(l) + " |")
     else:
