@@ -11,6 +11,7 @@ import socket
 import threading
 
 from .. import discovery as disc
+from .._discovery_client import DiscoveryClient
 from .. import runtime
 from .. import schema as schemas
 from ..security import KeySecurity
@@ -71,7 +72,7 @@ class Session:
             self._inbound.connect(p)
         self._discovery = None
         if o.discovery:
-            self._discovery = disc.DiscoveryClient(o, context(), self.log, self.locators,
+            self._discovery = DiscoveryClient(o, context(), self.log, self.locators,
                                                    self.session, self.secret, on_error=self._on_core_error,
                                                    security=self.security)
         self._reactor.start()
