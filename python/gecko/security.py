@@ -156,11 +156,12 @@ class KeySecurity:
     """A key's security as this process finds it: a secret (then CURVE on
     every ZeroMQ link) or none (plain)."""
 
-    def __init__(self, curve=None, fingerprint="", path="", mac_key=None):
+    def __init__(self, curve=None, fingerprint="", path="", mac_key=None, shm_key=None):
         self.curve = curve              # CurveKeys, or None when not secured
         self.fingerprint = fingerprint  # "" when not secured
         self.path = path                # where the secret was looked for ("" if no path could be made)
         self.mac_key = mac_key          # subkey 3, which seals discovery datagrams (§6); None when not secured
+        self.shm_key = shm_key          # subkey 4, which seals shared-memory segment headers (§8); None when not secured
 
     @property
     def secured(self):
@@ -178,4 +179,4 @@ class KeySecurity:
         secret = find_secret(key)
         if secret is None:
             return cls(path=path)
-        return cls(curve_keys(key, secret), fingerprint(secret), path, derive(secret, MAC))
+        return cls(curve_keys(key, secret), fingerprint(secret), path, derive(secret, MAC), derive(secret, SHM_MAC))

@@ -27,6 +27,8 @@ error, counted in `info()`; the node keeps running."""
 
 import ctypes
 import errno
+import hashlib
+import hmac
 import mmap
 import os
 import platform
@@ -54,6 +56,8 @@ H_MAGIC, H_CLOSED, H_CHANGES, H_HEARTBEAT = 0, 57, 58, 56
 _HEADER_FIELDS = struct.Struct("<17Q")  # magic .. class count, then 8 classes of 4 words
 _CLASS = struct.Struct("<4Q")
 _HEADER_READ = 472  # through `changes`
+_SEALED = slice(8, 392)  # what a header's seal covers: `version` through the classes (then the segment's name)
+_SEAL = slice(392, 424)
 # Slot words (from the slot's start, / 8), and where its ring starts.
 S_STATE, S_START, S_PIDNS, S_BELL, S_HEARTBEAT, S_IVERSION, S_IUSED, S_FLAGS = range(8)
 S_TAIL, S_DROPPED, S_HEAD, S_ARMED = 8, 9, 16, 24
@@ -228,7 +232,17 @@ def read_header(fd):
     h = dict(zip(names, w))
     h["classes"] = [_CLASS.unpack_from(raw, 136 + 32 * k) for k in range(MAX_CLASSES)]
     h["heartbeat"], h["closed"] = struct.unpack_from("<2Q", raw, 448)
+    h["sealed"], h["seal"] = raw[_SEALED], raw[_SEAL]
     return h
+
+
+def check_seal(h, name, key):
+    """"sealed", "unsealed" or "other secret": a header read by read_header()
+    against subkey 4 of the key's secret (docs/SECURITY.md §8)."""
+    if h["seal"] == bytes(32):
+        return "unsealed"
+    expected = hashlib.blake2b(h["sealed"] + name.encode(), digest_size=32, key=bytes(key)).digest()
+    return "sealed" if hmac.compare_digest(expected, h["seal"]) else "other secret"
 
 
 class _Link:
@@ -269,7 +283,8 @@ class ShmInPort:
     Not thread-safe: the node calls it holding its in-port lock. `fd` is the
     doorbell to poll; call prepare_wait() before sleeping on it."""
 
-    def __init__(self, directory="/dev/shm", max_frame=(64 << 20) + 48, notice=None, group_access=False):
+    def __init__(self, directory="/dev/shm", max_frame=(64 << 20) + 48, notice=None, group_access=False,
+                 seal_key=None):
         if _ATOMICS is None:
             raise OSError(UNAVAILABLE)
         (self._acas, self._aload, self._astore, self._exchange, self._fetch_and, self._fetch_add) = _ATOMICS
@@ -284,6 +299,7 @@ class ShmInPort:
         self.nonce = random.getrandbits(64)
         self.bell_path = os.path.join(directory, "gecko-in-%x-%d-%d-%016x" % (self.ns, self.pid, self.start, self.nonce))
         self.group_access = group_access
+        self.seal_key = seal_key  # in a secured key: map only segments sealed with it
         mode = 0o660 if group_access else 0o600
         os.mkfifo(self.bell_path, mode)
         try:
@@ -298,7 +314,7 @@ class ShmInPort:
         self._next_size_check = 0.0
         self._next_live_check = 0.0
         self.dropped_locators = []  # links this port dropped, for the node to forget
-        self.stats = {"links_dropped": 0, "corrupt": 0, "oversized": 0, "frames": 0}
+        self.stats = {"links_dropped": 0, "corrupt": 0, "oversized": 0, "frames": 0, "unsealed": 0}
 
     # ---- atomics on a link's mapping ----
 
@@ -370,6 +386,13 @@ class ShmInPort:
             return "its publisher closed " + path
         if h["owner_uid"] != st.st_uid:
             return "%s says its owner is uid %d, the file's is %d" % (path, h["owner_uid"], st.st_uid)
+        if self.seal_key is not None:
+            check = check_seal(h, l.name, self.seal_key)
+            if check != "sealed":
+                self.stats["unsealed"] += 1
+                return path + (" is not sealed: its publisher holds no secret of this key (docs/SECURITY.md §8): not mapped"
+                               if check == "unsealed" else
+                               " is sealed with another secret than this node's (docs/SECURITY.md §8): not mapped")
         l.owner_pid, l.owner_start, l.same_ns = h["owner_pid"], h["owner_start"], h["owner_pidns"] == self.ns
         if not self._publisher_alive(l, h["heartbeat"]):
             return "the publisher of %s (pid %d) is dead" % (path, h["owner_pid"])

@@ -15,7 +15,9 @@
 // out lies inside one chunk of the mapping (or is a copy no larger than a
 // chunk), every geometry validate() accepts lies inside the file, and the
 // sanitizers see no error. The segment is a file in a private temporary
-// directory (tmpfs when /dev/shm is there), at most 1 MiB.
+// directory (tmpfs when /dev/shm is there), at most 1 MiB. Some inputs meet
+// a secured reader (docs/SECURITY.md §8): planned segments are then sealed;
+// raw ones of odd length almost always stop at its seal check.
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -183,10 +185,17 @@ void check_frame(const Frame& f, InPort& in, const shm::Geometry& g) {
     if (f.size() > g.largest()) fail("a copied frame larger than any chunk");
 }
 
-void run(Input& in_bytes, Segment& seg, shm::Geometry g) {
+// The key a secured reader checks seals with (docs/SECURITY.md §8).
+const std::shared_ptr<const shm::SealKey>& fuzz_seal_key() {
+    static const auto key = std::make_shared<const shm::SealKey>(shm::SealKey{{0x5e, 0xa1}});
+    return key;
+}
+
+void run(Input& in_bytes, Segment& seg, shm::Geometry g, bool secured) {
     PortOptions o;
     o.node = "fuzz";
     o.max_message_size = 64 << 10;
+    if (secured) o.segment_key = fuzz_seal_key();
     std::unique_ptr<InPort> port;
     try {
         port = make_shm_in_port(config(), o);
@@ -307,7 +316,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         seg.store(offsetof(shm::Header, owner_pid), static_cast<u64>(::getpid()));
         seg.store(offsetof(shm::Header, owner_start), shm::own_start_time());
         seg.store(offsetof(shm::Header, owner_pidns), shm::own_pid_namespace());
-        run(in, seg, g);  // the geometry is whatever the reader validates
+        run(in, seg, g, n & 1);  // the geometry is whatever the reader validates; odd sizes: its seal too
         return 0;
     }
     shm::Config c = config();
@@ -323,7 +332,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     make_file(seg, g.total);
     seg.geo = g;
     seg.planned = true;
-    shm::write_header(*reinterpret_cast<shm::Header*>(seg.base), g, 1);
-    run(in, seg, g);
+    const bool secured = classes & 0x02;  // a sealed segment and a reader that checks seals
+    shm::write_header(*reinterpret_cast<shm::Header*>(seg.base), g, 1, seg.name, secured ? fuzz_seal_key().get() : nullptr);
+    run(in, seg, g, secured);
     return 0;
 }

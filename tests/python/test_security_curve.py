@@ -17,7 +17,7 @@ from zmq.utils import z85
 from conftest import Proc, bin_path, child_env, eventually, private_multicast, python_exe
 
 import gecko
-from gecko import security
+from gecko import security, shm
 from gecko._transport import zap_counters
 from gecko.msgs import Imu, String
 
@@ -202,6 +202,42 @@ def test_pub_imu_to_python_subscriber_over_curve(secured, scheme, tmp_path):
     assert got[-1].frame_id == "imu_link" and got[-1].accel.z == 9.81
     links = node._links_report()
     assert links and all(via == scheme for _, via in links), links
+
+
+@pytest.mark.skipif(shm.UNAVAILABLE != "", reason="no shared memory for Python: " + shm.UNAVAILABLE)
+def test_a_secured_python_node_maps_only_segments_sealed_with_its_secret(secured, tmp_path):
+    node = secured.node("py_secured_shm", transports=("inproc", "ipc"), shared_memory="auto",
+                        ipc_directory=str(tmp_path))
+    sub = node.subscriber("imu", Imu, depth=64)
+    assert node.wait_for_core(10)
+    pub = secured.spawn([bin_path("pub_imu"), "--key", secured.key], GECKO_TRANSPORTS="shm,ipc", GECKO_SHM="auto",
+                        GECKO_IPC_DIR=str(tmp_path))
+    assert sub.receive(timeout=10.0) is not None, "no Imu from pub_imu within 10 s:\n" + "\n".join(pub.err)
+    eventually(lambda: [s for _, s in node._links_report()] == ["shm"], 10, "a shared-memory link")
+    assert node.shm_info()["unsealed"] == 0
+    # pub_imu's segment, read by ports of their own: the key's subkey 4 maps it, another secret's does not
+    names = [n for n in os.listdir("/dev/shm") if n.startswith("gecko-") and not n.startswith("gecko-in-")
+             and not n.endswith(".bell")]
+    locators = []
+    for name in names:
+        try:
+            with open(os.path.join("/dev/shm", name), "rb") as f:
+                head = f.read(40)
+        except OSError:
+            continue
+        if len(head) == 40 and int.from_bytes(head[32:40], "little") == pub.p.pid:
+            locators.append("shm://" + name)
+    assert len(locators) == 1, names
+    right = security.KeySecurity.find(secured.key).shm_key
+    wrong = security.derive(os.urandom(32), security.SHM_MAC)
+    for key, expected in ((right, ""), (wrong, "is sealed with another secret than this node's"), (None, "")):
+        port = shm.ShmInPort(seal_key=key)
+        try:
+            why = port.connect(locators[0])
+            assert (why == "") if expected == "" else (expected in why), why
+            assert port.info()["unsealed"] == (0 if expected == "" else 1)
+        finally:
+            port.close()
 
 
 def test_python_list_queries_a_secured_core(secured):

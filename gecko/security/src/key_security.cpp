@@ -31,6 +31,7 @@ KeySecurity KeySecurity::find(const std::string& key) {
         s.curve_ = std::make_shared<const net::CurveKeys>(curve_keys(key, *secret));
         s.fingerprint_ = secret->fingerprint();
         s.datagram_key_ = std::make_shared<const net::DatagramKey>(security::datagram_key(*secret));
+        s.segment_key_ = std::make_shared<const Secret::Bytes>(secret->derive(Purpose::shm_mac));
     }
     return s;
 }

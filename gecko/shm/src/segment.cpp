@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -173,6 +174,8 @@ bool read_header(int fd, HeaderCopy& h) {
     GECKO_SHM_FIELD(heartbeat_ns);
     GECKO_SHM_FIELD(closed);
 #undef GECKO_SHM_FIELD
+    std::memcpy(h.sealed_bytes, buf + sealed_from, sizeof h.sealed_bytes);
+    std::memcpy(h.seal, buf + offsetof(Header, seal), sizeof h.seal);
     for (std::size_t k = 0; k < max_classes; ++k) {
         const std::size_t base = offsetof(Header, classes) + k * sizeof(ClassInfo);
         h.classes[k].chunk_size = field(base + offsetof(ClassInfo, chunk_size));
@@ -241,7 +244,27 @@ bool validate(const HeaderCopy& h, u64 file_size, Geometry& g, std::string& why)
     return true;
 }
 
-void write_header(Header& h, const Geometry& g, u64 session) {
+namespace {
+
+void seal_of(const std::uint8_t* sealed, const std::string& name, const SealKey& key, std::uint8_t out[32]) {
+    crypto_generichash_state state;
+    crypto_generichash_init(&state, key.data(), key.size(), 32);
+    crypto_generichash_update(&state, sealed, sealed_to - sealed_from);
+    crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(name.data()), name.size());
+    crypto_generichash_final(&state, out, 32);
+}
+
+}  // namespace
+
+SealCheck check_seal(const HeaderCopy& h, const std::string& name, const SealKey& key) {
+    static const std::uint8_t zero[32] = {};
+    if (std::memcmp(h.seal, zero, sizeof zero) == 0) return SealCheck::unsealed;
+    std::uint8_t expected[32];
+    seal_of(h.sealed_bytes, name, key, expected);
+    return sodium_memcmp(expected, h.seal, sizeof expected) == 0 ? SealCheck::sealed : SealCheck::other_secret;
+}
+
+void write_header(Header& h, const Geometry& g, u64 session, const std::string& name, const SealKey* seal_key) {
     h.version = layout_version;
     h.header_size = header_bytes;
     h.total_size = g.total;
@@ -259,6 +282,7 @@ void write_header(Header& h, const Geometry& g, u64 session) {
     h.desc_offset = g.desc_offset;
     h.class_count = g.class_count;
     for (std::size_t k = 0; k < max_classes; ++k) h.classes[k] = g.classes[k];
+    if (seal_key) seal_of(reinterpret_cast<const std::uint8_t*>(&h) + sealed_from, name, *seal_key, h.seal);
     h.heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
     h.closed.store(0, std::memory_order_relaxed);
     h.changes.store(0, std::memory_order_relaxed);

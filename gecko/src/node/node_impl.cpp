@@ -67,6 +67,7 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.session = session_;
     po.key = options_.key;
     po.curve = security_.curve();
+    po.segment_key = security_.segment_key();
     po.ipc_directory = options_.ipc_directory;
     po.tcp_address = options_.tcp_address;
     po.send_queue = options_.send_queue;

@@ -136,7 +136,8 @@ class ShmInPort final : public InPort {
 public:
     ShmInPort(const shm::Config& config, const PortOptions& o)
         : config_(config), notices_(o.notice), spin_(o.spin),
-          max_frame_(o.max_message_size + wire::frame_header_size), group_access_(o.group_access) {
+          max_frame_(o.max_message_size + wire::frame_header_size), group_access_(o.group_access),
+          segment_key_(o.segment_key) {
         pid_ = static_cast<std::uint32_t>(::getpid());
         start_ = shm::own_start_time();
         ns_ = shm::own_pid_namespace();
@@ -216,6 +217,7 @@ public:
             why = path + " says its owner is uid " + std::to_string(h.owner_uid) + ", the file's is " + std::to_string(st.st_uid);
             return false;
         }
+        if (segment_key_ && !sealed(h, name, path, why)) return false;
         link->owner_pid = static_cast<std::uint32_t>(h.owner_pid);
         link->owner_start = h.owner_start;
         link->same_ns = h.owner_pidns == ns_;
@@ -410,6 +412,7 @@ public:
 
     void info(ShmInInfo& out) const {
         out.links = links_.size();
+        out.unsealed = unsealed_;
         out.links_dropped = links_dropped_;
         out.corrupt = corrupt_;
         out.copied = copied_;
@@ -438,6 +441,21 @@ private:
             return false;
         }
         return true;
+    }
+
+    // In a secured key, a segment is mapped only if its header was sealed
+    // with the key's secret: a process that can write the directory but
+    // does not hold the secret (a member of the shared group) cannot stand
+    // in for a publisher. Refused links fall back to the ipc or tcp
+    // candidates, which CurveZMQ authenticates.
+    bool sealed(const shm::HeaderCopy& h, const std::string& name, const std::string& path, std::string& why) {
+        const auto check = shm::check_seal(h, name, *segment_key_);
+        if (check == shm::SealCheck::sealed) return true;
+        ++unsealed_;
+        why = path + (check == shm::SealCheck::unsealed
+                          ? " is not sealed: its publisher holds no secret of this key (docs/SECURITY.md §8): not mapped"
+                          : " is sealed with another secret than this node's (docs/SECURITY.md §8): not mapped");
+        return false;
     }
 
     static bool in_group(gid_t gid) {
@@ -758,6 +776,7 @@ private:
     std::uint32_t pid_ = 0;
     u64 start_ = 0, ns_ = 0, nonce_ = 0;
     bool group_access_ = false;
+    std::shared_ptr<const shm::SealKey> segment_key_;  // set in a secured key
     std::string unusable_;  // why this port links nothing (no doorbell)
     std::vector<std::string> dropped_;      // links dropped since take_dropped()
     std::atomic<bool> has_dropped_{false};  // read by the node's reactor thread
@@ -768,7 +787,7 @@ private:
     bool check_due_ = true;
     bool bytes_possible_ = false;
     u64 next_size_check_ = 0, next_live_check_ = 0;
-    u64 links_dropped_ = 0, corrupt_ = 0, copied_ = 0, oversized_ = 0;
+    u64 links_dropped_ = 0, corrupt_ = 0, copied_ = 0, oversized_ = 0, unsealed_ = 0;
 };
 
 }  // namespace

@@ -88,7 +88,8 @@ public:
             1, static_cast<u64>(config_.release_after.count() / std::max<long long>(1, config_.check_interval.count())));
         pool_.emplace(view_, backing_, pool, g.classes[0].offset);
         slots_.emplace(view_, config_, notices_, name_);
-        shm::write_header(view_.header(), g, o.session);  // its magic last: now readers may map it
+        // Sealed under the key's secret when it has one (docs/SECURITY.md §8); its magic last: now readers may map it.
+        shm::write_header(view_.header(), g, o.session, name_, o.segment_key.get());
         locator_ = "shm://" + name_;
         next_housekeeping_ = shm::monotonic_ns() + static_cast<u64>(config_.check_interval.count()) * ms_ns;
     }

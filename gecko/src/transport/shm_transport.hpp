@@ -90,6 +90,7 @@ struct ShmInInfo {
     std::uint64_t corrupt = 0;          ///< of those, for a corrupt or truncated segment
     std::uint64_t copied = 0;           ///< frames copied out because too many chunks were held
     std::uint64_t oversized = 0;        ///< frames above max_message_size, dropped
+    std::uint64_t unsealed = 0;         ///< segments not mapped: not sealed with the key's secret (a secured key)
     std::vector<std::pair<const std::uint8_t*, std::size_t>> mappings;  ///< each link's mapping
     std::vector<std::string> notices;   ///< the last few notices
 };

@@ -77,6 +77,10 @@ struct PortOptions {
     /// network transport's listening sockets are CURVE servers, its
     /// connecting ones CURVE clients. Null: plain.
     std::shared_ptr<const net::CurveKeys> curve;
+    /// The key's subkey 4 when it is secured (docs/SECURITY.md §8): a shm
+    /// publisher seals its segment's header with it, and a shm reader maps
+    /// only segments sealed with it. Null: plain.
+    std::shared_ptr<const std::array<std::uint8_t, 32>> segment_key;
     std::string ipc_directory;    ///< where ipc:// sockets go
     std::string tcp_address;      ///< address tcp:// binds to ("0.0.0.0")
     std::vector<std::string> listen;  ///< exact locators to bind (their schemes must be this transport's); empty: automatic

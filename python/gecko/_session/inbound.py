@@ -37,8 +37,8 @@ def _interests(sink, announcement):
 
 
 class Inbound:
-    def __init__(self, options, log, notice, curve=None):
-        self._ports = _transport.InPorts(options, log, curve)
+    def __init__(self, options, log, notice, curve=None, segment_key=None):
+        self._ports = _transport.InPorts(options, log, curve, segment_key)
         self.ports = self._ports.ports
         self._notice = notice  # Notices.say
         self._spin = options.spin * 1e-6  # s a leader busy-polls before it sleeps (ports that can)

@@ -50,10 +50,10 @@ def scheme_of(locator):
 class InPorts:
     """Every in-port of a node, and which serves a locator."""
 
-    def __init__(self, options, log, curve=None):
+    def __init__(self, options, log, curve=None, segment_key=None):
         self.ports = [zmq.ZmqInPort(options, curve)]
         self._unavailable = {}  # scheme -> why this node has no port for it
-        port, why = shm.open_port(options, log)
+        port, why = shm.open_port(options, log, segment_key)
         if port is not None:
             self.ports.append(port)
         else:

@@ -34,12 +34,14 @@ class ShmPort(shm.ShmInPort):
         return dropped
 
 
-def open_port(options, log):
-    """(the port, "") or (None, why this node reads no shared memory)."""
+def open_port(options, log, segment_key=None):
+    """(the port, "") or (None, why this node reads no shared memory).
+    `segment_key` (subkey 4, in a secured key): only segments sealed with it
+    are mapped (docs/SECURITY.md §8)."""
     if options.shared_memory == "off":
         return None, "GECKO_SHM=off"
     try:
         return ShmPort(options.shm_directory, options.max_message_size + wire.HEADER_SIZE,
-                       lambda level, reason, text: getattr(log, level)(text), options.shm_group), ""
+                       lambda level, reason, text: getattr(log, level)(text), options.shm_group, segment_key), ""
     except OSError as e:
         return None, "this node cannot read shared memory: %s" % (e.strerror or e)

@@ -41,6 +41,9 @@ public:
     /// What seals and checks the key's discovery datagrams (null when not
     /// secured; docs/SECURITY.md §6), for net::FinderOptions::seal.
     const std::shared_ptr<const net::DatagramKey>& datagram_key() const noexcept { return datagram_key_; }
+    /// What seals the key's shared-memory segment headers: subkey 4 (null
+    /// when not secured; docs/SECURITY.md §8), for the transports' PortOptions.
+    const std::shared_ptr<const Secret::Bytes>& segment_key() const noexcept { return segment_key_; }
     /// The secret's fingerprint ("" when not secured).
     const std::string& fingerprint() const noexcept { return fingerprint_; }
     /// Where the secret was looked for (secret_path(key); "" if no path could be made).
@@ -49,6 +52,7 @@ public:
 private:
     std::shared_ptr<const net::CurveKeys> curve_;
     std::shared_ptr<const net::DatagramKey> datagram_key_;
+    std::shared_ptr<const Secret::Bytes> segment_key_;
     std::string fingerprint_;
     std::string path_;
 };

@@ -37,6 +37,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -102,11 +103,20 @@ struct Header {
     u64 desc_offset;
     u64 class_count;
     ClassInfo classes[max_classes];
+    /// BLAKE2b-256 of the sealed bytes under the key's subkey 4 (seal_header);
+    /// all zero in a key without a secret. In what was padding: readers that
+    /// do not check it read the same layout.
+    std::uint8_t seal[32];
     alignas(64) std::atomic<u64> heartbeat_ns;  ///< CLOCK_MONOTONIC of the publisher's last housekeeping
     std::atomic<u64> closed;                    ///< 1: the publisher closed the port (clean exit)
     std::atomic<u64> changes;                   ///< bumped by subscribers after any change to their slot
 };
 static_assert(sizeof(Header) <= header_bytes);
+/// The seal covers the header's words from `version` through the classes
+/// (bytes 8 to 392, as the publisher wrote them), then the segment's name.
+inline constexpr std::size_t sealed_from = 8, sealed_to = 392;
+static_assert(offsetof(Header, version) == sealed_from && offsetof(Header, seal) == sealed_to);
+static_assert(offsetof(Header, heartbeat_ns) == 448, "the seal sits in what was padding before the heartbeat");
 
 /// The fixed part of one subscriber slot; the ring and the interests follow it.
 struct SlotHead {
@@ -216,7 +226,12 @@ struct HeaderCopy {
     u64 chunk_total = 0, desc_offset = 0, class_count = 0;
     ClassInfo classes[max_classes] = {};
     u64 heartbeat_ns = 0, closed = 0;
+    std::uint8_t sealed_bytes[sealed_to - sealed_from] = {};  ///< what the seal covers, as read
+    std::uint8_t seal[32] = {};
 };
+
+/// The 32-byte key that seals a key's segment headers (subkey 4 of its secret).
+using SealKey = std::array<std::uint8_t, 32>;
 
 /// Lays out a segment; false (with why) if the configuration cannot be.
 bool plan(const Config& config, std::size_t ring, std::size_t max_frame, Geometry& out, std::string& why);
@@ -225,8 +240,13 @@ bool plan(const Config& config, std::size_t ring, std::size_t max_frame, Geometr
 bool read_header(int fd, HeaderCopy& out);
 /// Checks a header read out of a segment of `file_size` bytes; fills `out`.
 bool validate(const HeaderCopy& header, u64 file_size, Geometry& out, std::string& why);
-/// Writes a planned geometry into the (zeroed) header of a new segment, magic last.
-void write_header(Header& h, const Geometry& g, u64 session);
+/// Writes a planned geometry into the (zeroed) header of a new segment named
+/// `name`, sealed under `seal_key` when there is one, magic last.
+void write_header(Header& h, const Geometry& g, u64 session, const std::string& name = {},
+                  const SealKey* seal_key = nullptr);
+/// How a header's seal compares with what `seal_key` makes of it.
+enum class SealCheck { sealed, unsealed, other_secret };
+SealCheck check_seal(const HeaderCopy& header, const std::string& name, const SealKey& seal_key);
 
 // ---- processes --------------------------------------------------------------------------------
 
