@@ -108,6 +108,8 @@ public:
     void join(milliseconds timeout, const std::string& what);
 
     bool is_child() const noexcept { return pid_ == 0; }
+    /// Parent: the child's process id.
+    pid_t pid() const noexcept { return pid_; }
 
 private:
     pid_t pid_ = -1;

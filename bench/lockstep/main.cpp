@@ -24,10 +24,14 @@
 // runs: the codec cost per step (msgpack envelopes, Click protobuf) and the CPU
 // time per step of Gecko and of raw REQ/REP with both ends over inproc://.
 //
-// Usage: gecko_lockstep_bench [--quick] [--markdown] [--reps N] [--rounds N]
+// Usage: gecko_lockstep_bench [--quick] [--markdown] [--reps N] [--rounds N] [--alone]
+// --alone runs each shared-memory stack alone instead, in both wake regimes
+// (alone.hpp).
 // Every receive has a timeout; a stall ends the run with exit code 2.
 // GECKO_BENCH_DEBUG=1 turns Gecko's log on (debug level).
-#include "common.hpp"
+#include "alone.hpp"
+#include "costs.hpp"
+#include "lockstep.hpp"
 #include "iceoryx.hpp"
 #include "iceoryx_side.hpp"
 #include "gecko/click_gateway/gateway.hpp"
@@ -62,130 +66,10 @@
 
 namespace {
 
-using namespace bench;
-namespace mc = gecko::msgs::click;
-namespace pb = click::protobuf;
+using namespace lockstep;
 
-constexpr milliseconds kSetupTimeout{10000};
-constexpr milliseconds kStepTimeout{5000};  // a round trip slower than this is a stall
 constexpr double kTarget = 1.30;            // gecko p50 <= 1.3 x raw p50
 
-// ---- the scene: ~200 B Control, ~900 B Sensor on Click's wire -------------------
-
-// Two 9-joint arms with a gripper and a wrist force/torque sensor, and a box.
-constexpr int kRobots = 2;
-constexpr int kJoints = 9;
-
-struct Scene {
-    mc::Handshake handshake;
-    mc::Sensor sensor;                ///< what the backend answers (simulated_time set per step)
-    mc::Control control;              ///< what the gecko controller sends
-    pb::ControlMessage click_control; ///< the same, as a Click client sends it
-    std::string click_control_bytes;  ///< its protobuf bytes (raw's request size)
-    std::string click_sensor_bytes;   ///< the Sensor's protobuf bytes (raw's reply size)
-    std::size_t gecko_request_bytes{0};  ///< msgpack of the Request envelope carrying `control`
-    std::size_t gecko_answer_bytes{0};   ///< msgpack of the Answer envelope carrying `sensor`
-};
-
-std::string robot_name(int r) { return "robot" + std::to_string(r + 1); }
-
-Scene make_scene() {
-    Scene s;
-    for (int r = 0; r < kRobots; ++r) {
-        auto& h = s.handshake.objects[robot_name(r)];
-        for (int j = 0; j < kJoints; ++j) {
-            h.controls_in_order.push_back("joint" + std::to_string(j + 1));
-            h.control_types_in_order.push_back(mc::ValueType::angle);
-        }
-        h.joint_sensors_in_order = h.controls_in_order;
-        h.joint_sensors = {mc::ValueType::angle, mc::ValueType::angular_velocity_1d, mc::ValueType::torque_1d};
-        h.control_events["gripper"] = mc::ValueType::activated;
-        h.sensors["wrist"] = {mc::ValueType::force_3d, mc::ValueType::torque_3d};
-        h.object_sensors = {mc::ValueType::position, mc::ValueType::rpy};
-
-        auto& o = s.sensor.objects[robot_name(r)];
-        for (int j = 0; j < kJoints; ++j) {
-            o.angle_sensors.push_back(0.1 * j + 0.01 * r);
-            o.angular_velocity_sensors.push_back(-0.2 * j);
-            o.torque_sensors.push_back(1.5 * j + 0.25);
-        }
-        o.sensors["wrist"] = {{mc::ValueType::force_3d, {1.0, -2.0, 9.81}}, {mc::ValueType::torque_3d, {0.1, 0.2, -0.3}}};
-        o.object_sensors = {{mc::ValueType::position, {0.5, 1.0 * r, 0.75}}, {mc::ValueType::rpy, {0.0, 0.1, 1.57}}};
-
-        auto& c = s.control.objects[robot_name(r)];
-        c.values.assign(kJoints, 0.0);
-        for (int j = 0; j < kJoints; ++j) c.values[j] = 0.05 * j;
-        c.control_events["gripper"] = r == 0;
-    }
-    s.handshake.objects["box"].object_sensors = {mc::ValueType::position, mc::ValueType::rpy, mc::ValueType::velocity_3d,
-                                                 mc::ValueType::angular_velocity_3d};
-    s.handshake.control_type = mc::scene_control_type(s.handshake.objects);
-    s.handshake.time_step = 0.001;
-    s.sensor.objects["box"].object_sensors = {{mc::ValueType::position, {2.0, 0.0, 0.1}},
-                                              {mc::ValueType::rpy, {0.0, 0.0, 0.3}},
-                                              {mc::ValueType::velocity_3d, {0.01, -0.02, 0.0}},
-                                              {mc::ValueType::angular_velocity_3d, {0.0, 0.0, 0.05}}};
-    s.sensor.simulated_time = 1234.567;
-
-    // The Click client's Control, by hand as a Click client builds it.
-    s.click_control.set_messagetype(pb::ControlMessageType);
-    for (const auto& [name, object] : s.control.objects) {
-        auto& o = (*s.click_control.mutable_objects())[name];
-        for (double v : object.values) o.add_values(v);
-        for (const auto& [event, on] : object.control_events) (*o.mutable_controlevents())[event] = on;
-    }
-    s.click_control_bytes = s.click_control.SerializeAsString();
-    auto encoded = gecko::click::encode(s.sensor);
-    if (auto* e = std::get_if<gecko::click::EncodeError>(&encoded)) throw Stall("the bench Sensor is not Click: " + e->reason);
-    s.click_sensor_bytes = std::get<std::string>(encoded);
-
-    gecko::click::Request request;
-    request.controller_id = "bench-controller-0123abcd";
-    request.request_id = 123456;
-    request.kind = gecko::click::RequestKind::control;
-    request.control = s.control;
-    request.control->request_id = request.request_id;
-    gecko::Buffer b;
-    gecko::codec::encode(b, request);
-    s.gecko_request_bytes = b.size();
-    gecko::click::Answer answer;
-    answer.controller_id = request.controller_id;
-    answer.answers = request.request_id;
-    answer.kind = gecko::click::AnswerKind::sensor;
-    answer.simulation = "sim";
-    answer.sensor = s.sensor;
-    answer.sensor->answers = request.request_id;
-    gecko::Buffer a;
-    gecko::codec::encode(a, answer);
-    s.gecko_answer_bytes = a.size();
-    return s;
-}
-
-/// A simulation that does no physics: counts steps and answers the prebuilt Sensor.
-class BenchBackend : public gecko::click::Backend {
-public:
-    explicit BenchBackend(const Scene& scene) : scene_(scene) {}
-    mc::Handshake handshake() override { return scene_.handshake; }
-    void apply(const mc::Control& control) override { last_ = control.objects.at("robot1").values.at(0); }
-    void step() override { ++steps_; }
-    mc::Sensor sensors() override {
-        mc::Sensor s;
-        fill_sensors(s);
-        return s;
-    }
-    void fill_sensors(mc::Sensor& s) override {  // assigned in place: what a backend that cares does
-        gecko::wire::assign(s, scene_.sensor);
-        s.simulated_time = 0.001 * static_cast<double>(steps_);
-        s.objects["robot1"].angle_sensors.at(0) = last_;
-    }
-    void reset() override { steps_ = 0; }
-    void stop_actuators() override {}
-
-private:
-    const Scene& scene_;
-    std::uint64_t steps_{0};
-    double last_{0.0};
-};
 
 // ---- stacks ---------------------------------------------------------------------
 
@@ -218,12 +102,6 @@ constexpr Stack kOrder[kStacks] = {{Path::raw, Transport::ipc},     {Path::gecko
                                    {Path::iceoryx_waitset, Transport::shm}, {Path::iceoryx_busy, Transport::shm},
                                    {Path::gecko_spin, Transport::shm}};
 constexpr int kSpinStack = 9;
-// NodeOptions::spin of both ends of the spin stack. Well above the time this
-// VM takes to wake a sleeping process (~50 µs): with a spin of about that
-// time, a loop whose one end had to sleep stays slow (each end's spin runs
-// out just before the other's answer wakes it: 111 µs steps, stable), and
-// runs fell into either mode (4.8 or 111 µs). With 200 µs: 5 of 5 fast.
-constexpr std::chrono::microseconds kSpin{200};
 
 /// The stacks of the rotation: 9 with iceoryx, 7 without.
 int stacks() { return iceoryx::available() ? kStacks - 1 : kStacks - 3; }
@@ -240,12 +118,6 @@ std::vector<int> all_stacks() {
 /// stack follows each other one equally often.
 int stack_of(std::uint64_t j) { return rotating_stack(j, stacks()); }
 
-/// Endpoints of one stack. raw: `rep` (REP binds). gecko: `request` (the
-/// controller's request publisher binds) and `answer` (the simulation's answer
-/// publisher binds). gateway: `rep` (the gateway's Click socket) plus request and answer.
-struct StackEndpoints {
-    std::string rep, request, answer;
-};
 using Endpoints = std::array<StackEndpoints, kStacks>;
 
 Endpoints make_endpoints() {
@@ -263,21 +135,6 @@ Endpoints make_endpoints() {
         }
     }
     return e;
-}
-
-/// A node that binds exactly `listen` and links to `peer` (discovery off);
-/// without them, one reachable in this process only (inproc).
-gecko::Node bench_node(const std::string& name, const std::string& listen = "", const std::string& peer = "",
-                       std::chrono::microseconds spin = std::chrono::microseconds(0)) {
-    gecko::NodeOptions o;
-    o.key = "lockstep-bench";
-    o.name = name;
-    o.discovery = false;
-    o.transports = {"inproc"};
-    o.spin = spin;
-    if (!listen.empty()) o.listen = {listen};
-    if (!peer.empty()) o.peers = {peer};
-    return gecko::Node(o);
 }
 
 /// Waits for the parent's kDone (the child's end of the run).
@@ -393,64 +250,6 @@ int gateway_process(const Endpoints& e, Child& self) {
     return failures == 0 ? 0 : 2;
 }
 
-// ---- the controller side (this process) -------------------------------------------
-
-/// One stack's client: steps once per call and returns the round trip in µs.
-class Client {
-public:
-    virtual ~Client() = default;
-    virtual double step(std::uint64_t i) = 0;
-};
-
-struct NodeHolder {
-    std::optional<gecko::Node> own;  // a base: made before the members that use it
-};
-
-class GeckoClient : public Client, private NodeHolder {
-public:
-    /// With a node of its own that binds e.request and links to e.answer.
-    GeckoClient(const StackEndpoints& e, const Scene& scene, std::chrono::microseconds spin = std::chrono::microseconds(0))
-        : NodeHolder{bench_node("bench-controller", e.request, e.answer, spin)}, control_(scene.control) {
-        start(*own, spin);
-    }
-    /// On `node`, already linked to the simulation.
-    GeckoClient(gecko::Node& node, const Scene& scene) : control_(scene.control) { start(node, std::chrono::microseconds(0)); }
-
-    void start(gecko::Node& node, std::chrono::microseconds spin) {
-        gecko::click::ControllerOptions o;
-        o.answer_subscriber.spin = spin;  // the rotation's rows block (the Click default spins 50 µs)
-        o.timeout = kStepTimeout;
-        o.connect_timeout = kSetupTimeout;
-        controller_ = std::make_unique<gecko::click::Controller>(node, "sim", o);
-        controller_->handshake();
-        values_ = &control_.objects.begin()->second.values;
-    }
-    double step(std::uint64_t i) override {
-        (*values_)[0] = 1e-3 * static_cast<double>(i % 1000);
-        const std::int64_t t0 = mono_ns();
-        controller_->step(control_, result_);  // into the last step's memory
-        const std::int64_t t1 = mono_ns();
-        if (!result_.is_sensor()) throw Stall("gecko: a Control was not answered with a Sensor");
-        do_not_optimize(result_.sensor().simulated_time);
-        return static_cast<double>(t1 - t0) / 1000.0;
-    }
-
-private:
-    std::unique_ptr<gecko::click::Controller> controller_;
-    gecko::click::StepResult result_{mc::Sensor{}};
-    mc::Control control_;
-    std::vector<double>* values_ = nullptr;
-};
-
-zmq::socket_t req_socket(zmq::context_t& context, const std::string& endpoint) {
-    zmq::socket_t s(context, zmq::socket_type::req);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::rcvtimeo, static_cast<int>(kSetupTimeout.count()));
-    s.set(zmq::sockopt::sndtimeo, static_cast<int>(kStepTimeout.count()));
-    s.connect(endpoint);
-    return s;
-}
-
 class ClickClient : public Client {
 public:
     ClickClient(zmq::context_t& context, const StackEndpoints& e, const Scene& scene)
@@ -493,35 +292,6 @@ private:
     pb::SensorMessage sensor_;
     std::string bytes_;
 };
-
-class RawClient : public Client {
-public:
-    RawClient(zmq::context_t& context, const StackEndpoints& e, const Scene& scene)
-        : socket_(req_socket(context, e.rep)), request_(scene.click_control_bytes), reply_size_(scene.click_sensor_bytes.size()) {
-        exchange();  // the first one also waits for the connection
-        socket_.set(zmq::sockopt::rcvtimeo, static_cast<int>(kStepTimeout.count()));
-    }
-    double step(std::uint64_t i) override {
-        std::memcpy(request_.data(), &i, sizeof i);
-        const std::int64_t t0 = mono_ns();
-        exchange();
-        const std::int64_t t1 = mono_ns();
-        return static_cast<double>(t1 - t0) / 1000.0;
-    }
-
-private:
-    void exchange() {
-        if (!socket_.send(zmq::buffer(request_), zmq::send_flags::none)) throw Stall("raw: send timed out");
-        zmq::message_t reply;
-        if (!socket_.recv(reply)) throw Stall("raw: no reply");
-        if (reply.size() != reply_size_) throw Stall("raw: a reply of the wrong size");
-        do_not_optimize(*static_cast<const char*>(reply.data()));
-    }
-    zmq::socket_t socket_;
-    std::string request_;
-    std::size_t reply_size_;
-};
-
 /// An iceoryx stack of the run: one of the two wakes of lockstep_iceoryx::Run.
 class IceoryxClient : public Client {
 public:
@@ -607,260 +377,6 @@ Samples run_once(const Scene& scene, int rounds) {
     sim.join(milliseconds(10000), "simulation process");
     gateway.join(milliseconds(10000), "gateway process");
     return samples;
-}
-
-// ---- in-process costs, to say where the time goes ------------------------------------
-
-/// Median ns of `f` over batches of ~1 ms for ~0.2 s.
-template <class F>
-double ns_per_call(F&& f) {
-    for (int i = 0; i < 100; ++i) f();  // warm-up
-    int batch = 1;
-    for (;;) {
-        const auto t0 = mono_ns();
-        for (int i = 0; i < batch; ++i) f();
-        if (mono_ns() - t0 > 1000000 || batch > (1 << 20)) break;
-        batch *= 2;
-    }
-    std::vector<double> per;
-    const auto end = mono_ns() + 200000000;
-    while (mono_ns() < end || per.size() < 5) {
-        const auto t0 = mono_ns();
-        for (int i = 0; i < batch; ++i) f();
-        per.push_back(static_cast<double>(mono_ns() - t0) / batch);
-    }
-    return percentile(per, 50);
-}
-
-struct Costs {
-    // msgpack, into a reused buffer and decoded into reused objects, as the
-    // Controller and the SimulationServer do on every step:
-    double request_encode_us{NAN};
-    double request_decode_us{NAN};
-    double answer_encode_us{NAN};
-    double answer_decode_us{NAN};
-    double gateway_codec_us;  ///< the gateway's protobuf decode of the Control and encode of the Sensor, and
-                              ///< the Click client's encode and parse (on top of gecko_codec_us())
-    double inproc_gecko_cpu_us{NAN};  ///< CPU per step, Controller <-> SimulationServer in one process over inproc
-    double inproc_raw_cpu_us{NAN};    ///< CPU per step, raw REQ/REP in one process over inproc
-    double frames_spin_p50_us{NAN};   ///< the spin stack's transport alone: raw frames, round trip p50
-    double frames_spin_p99_us{NAN};
-    /// Everything the two envelopes cost a step: both encoded, both decoded.
-    double gecko_codec_us() const { return request_encode_us + request_decode_us + answer_encode_us + answer_decode_us; }
-    std::string gecko_codec_parts() const {
-        return "Request encode " + fmt(request_encode_us, 2) + " + decode " + fmt(request_decode_us, 2) +
-               ", Answer encode " + fmt(answer_encode_us, 2) + " + decode " + fmt(answer_decode_us, 2) + " µs";
-    }
-};
-
-Costs measure_costs(const Scene& scene) {
-    gecko::click::Request request;
-    request.controller_id = "bench-controller-0123abcd";
-    request.request_id = 1;
-    request.kind = gecko::click::RequestKind::control;
-    request.control = scene.control;
-    gecko::click::Answer answer;
-    answer.controller_id = request.controller_id;
-    answer.kind = gecko::click::AnswerKind::sensor;
-    answer.simulation = "sim";
-    answer.sensor = scene.sensor;
-    Costs costs{};
-    gecko::Buffer buffer;
-    const auto parts = [&](const auto& message, auto& decoded, double& encode_us, double& decode_us) {
-        encode_us = ns_per_call([&] {
-                        buffer.clear();
-                        gecko::codec::encode(buffer, message);
-                        do_not_optimize(buffer.size());
-                    }) /
-                    1000.0;
-        decode_us = ns_per_call([&] {
-                        gecko::codec::decode(buffer.data(), buffer.size(), decoded);
-                        do_not_optimize(decoded.controller_id.size());
-                    }) /
-                    1000.0;
-    };
-    gecko::click::Request request_in;
-    gecko::click::Answer answer_in;
-    parts(request, request_in, costs.request_encode_us, costs.request_decode_us);
-    parts(answer, answer_in, costs.answer_encode_us, costs.answer_decode_us);
-    pb::ControlMessage control = scene.click_control;
-    pb::SensorMessage sensor;
-    std::string bytes;
-    const double click_ns = ns_per_call([&] {
-        control.SerializeToString(&bytes);                     // the client
-        auto decoded = gecko::click::decode(bytes);            // the gateway
-        auto encoded = gecko::click::encode(scene.sensor);     // the gateway
-        sensor.ParseFromString(std::get<std::string>(encoded));  // the client
-        do_not_optimize(decoded.index());
-    });
-    costs.gateway_codec_us = click_ns / 1000.0;
-    return costs;
-}
-
-/// The spin stack's transport alone, for the note under the table: frames
-/// of the envelopes' sizes through Gecko's untyped layer (RawPublisher,
-/// RawSubscriber: no codec, no lockstep protocol) over shared memory, to an
-/// echo process, both ends spinning kSpin. The spin row minus this is what
-/// the Click step itself costs (its codec and bookkeeping).
-void measure_frames_spin(const Scene& scene, int rounds, Costs& costs) {
-    const std::string request = make_endpoint(Transport::shm, "frames-request");
-    const std::string answer = make_endpoint(Transport::shm, "frames-answer");
-    // Bytes the untyped layer passes through as they are: a msgpack bin that,
-    // header included (2, 3 or 5 bytes), is each envelope's size.
-    const auto payload = [](std::size_t size) {
-        const std::size_t body = size <= 257 ? size - 2 : size <= 65538 ? size - 3 : size - 5;
-        gecko::Buffer b;
-        gecko::wire::Packer(b).pack_bin(static_cast<std::uint32_t>(body));
-        b.resize(b.size() + body);
-        return std::vector<std::uint8_t>(b.data(), b.data() + b.size());
-    };
-    const auto request_bytes = payload(scene.gecko_request_bytes), answer_bytes = payload(scene.gecko_answer_bytes);
-    const int total = rounds + std::max(20, rounds / 20);
-    // Echoes until the parent says done (however many requests its warm-up took).
-    Child echo([&](Child& self) {
-        gecko::Node node = bench_node("bench-frames-echo", answer, request, kSpin);
-        auto sub = node.raw_subscriber("frames-request");
-        auto pub = node.raw_publisher("frames-answer", "gecko.bench.Frame");
-        self.send(PipeMsg{kReady});
-        if (!pub.wait_for_subscribers(1, kSetupTimeout)) return 1;
-        const auto deadline = Clock::now() + milliseconds(110000);
-        for (PipeMsg m; Clock::now() < deadline;) {
-            if (sub.receive(std::chrono::milliseconds(10), [](const gecko::RawView&) {})) {
-                pub.publish(answer_bytes.data(), answer_bytes.size());
-            } else if (self.receive(m, milliseconds(0)) && m.kind == kDone) {
-                return 0;
-            }
-        }
-        return 1;
-    });
-    PipeMsg m;
-    if (!echo.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall("the frames echo process did not start");
-    std::vector<double> rtt;
-    {
-        gecko::Node node = bench_node("bench-frames", request, answer, kSpin);
-        auto pub = node.raw_publisher("frames-request", "gecko.bench.Frame");
-        auto sub = node.raw_subscriber("frames-answer");
-        if (!pub.wait_for_subscribers(1, kSetupTimeout)) throw Stall("frames: the echo never subscribed");
-        // Until the echo's answers come (its publisher may not have our subscription yet).
-        for (int tries = 0;; ++tries) {
-            pub.publish(request_bytes.data(), request_bytes.size());
-            if (sub.receive(std::chrono::milliseconds(100), [](const gecko::RawView&) {})) break;
-            if (tries == 100) throw Stall("frames: no echo within 10 s");
-        }
-        // An echo of an earlier try still on its way would pair every later
-        // request with the answer before it: take them all first.
-        for (int extra = 0; extra < 200 && sub.receive(std::chrono::milliseconds(20), [](const gecko::RawView&) {}); ++extra) {
-        }
-        for (int i = 1; i < total; ++i) {
-            const std::int64_t t0 = mono_ns();
-            pub.publish(request_bytes.data(), request_bytes.size());
-            if (!sub.receive(kStepTimeout, [](const gecko::RawView&) {})) throw Stall("frames: an echo did not come");
-            if (i > total - rounds) rtt.push_back(static_cast<double>(mono_ns() - t0) / 1000.0);
-        }
-    }
-    echo.send(PipeMsg{kDone});
-    echo.join(milliseconds(10000), "frames echo process");
-    costs.frames_spin_p50_us = percentile(rtt, 50);
-    costs.frames_spin_p99_us = percentile(rtt, 99);
-}
-
-/// CPU time of this process (every thread), µs.
-double process_cpu_us() {
-    rusage r{};
-    ::getrusage(RUSAGE_SELF, &r);
-    auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
-    return us(r.ru_utime) + us(r.ru_stime);
-}
-
-/// Both ends in this process over inproc:// (a thread each, no kernel socket
-/// I/O): the CPU time one step costs with Gecko and with raw REQ/REP, all
-/// threads counted. CPU time, not wall time: on a shared VM the wall time of two
-/// threads waking each other swings by 3x from run to run, the CPU time does not.
-/// Everything is torn down before returning (the runs fork afterwards).
-void measure_inproc(const Scene& scene, int rounds, Costs& costs) {
-    std::atomic<bool> stop{false};
-    std::vector<double> gecko_cpu, raw_cpu;  // per block, µs per step
-    {
-        gecko::Node sim_node = bench_node("bench-sim");
-        gecko::Node ctl_node = bench_node("bench-controller");
-        sim_node.connect(ctl_node.locators().front());
-        ctl_node.connect(sim_node.locators().front());
-        BenchBackend backend(scene);
-        gecko::click::SimulationServerOptions so;
-        gecko::click::SimulationServer server(sim_node, "sim", backend, so);
-        std::thread sim_thread([&] {
-            while (!stop && server.spin_once(milliseconds(10))) {
-            }
-        });
-        zmq::context_t context(1);
-        zmq::socket_t rep(context, zmq::socket_type::rep);
-        rep.set(zmq::sockopt::linger, 0);
-        rep.set(zmq::sockopt::rcvtimeo, 100);
-        rep.bind("inproc://lockstep-bench-rep");
-        std::thread rep_thread([&] {
-            while (!stop) {
-                zmq::message_t request;
-                if (!rep.recv(request)) continue;
-                rep.send(zmq::buffer(scene.click_sensor_bytes), zmq::send_flags::none);
-            }
-        });
-        try {
-            StackEndpoints e;
-            e.request = "inproc://lockstep-bench-request";
-            e.answer = "inproc://lockstep-bench-answer";
-            e.rep = "inproc://lockstep-bench-rep";
-            GeckoClient gecko_client(ctl_node, scene);
-            RawClient raw_client(context, e, scene);
-            for (int i = 0; i < 50; ++i) gecko_client.step(i), raw_client.step(i);  // warm-up
-            // Blocks in alternating order, so that both see the same drift.
-            const int blocks = 8, per_block = std::max(10, rounds / blocks);
-            std::uint64_t j = 0;
-            for (int b = 0; b < 2 * blocks; ++b) {
-                const bool gecko_turn = (b % 4 == 0 || b % 4 == 3);
-                const double t0 = process_cpu_us();
-                for (int i = 0; i < per_block; ++i, ++j) gecko_turn ? gecko_client.step(j) : raw_client.step(j);
-                (gecko_turn ? gecko_cpu : raw_cpu).push_back((process_cpu_us() - t0) / per_block);
-            }
-        } catch (...) {
-            stop = true;
-            sim_thread.join();
-            rep_thread.join();
-            throw;
-        }
-        stop = true;
-        sim_thread.join();
-        rep_thread.join();
-    }
-    // The median block: a burst of load on this shared machine inflates a block or two.
-    costs.inproc_gecko_cpu_us = percentile(gecko_cpu, 50);
-    costs.inproc_raw_cpu_us = percentile(raw_cpu, 50);
-}
-
-/// --profile: only Gecko's steps, both ends in this process over inproc, so
-/// that `perf record gecko_lockstep_bench --profile 50000` shows Gecko alone.
-void profile_inproc(const Scene& scene, int steps) {
-    std::atomic<bool> stop{false};
-    gecko::Node sim_node = bench_node("bench-sim");
-    gecko::Node ctl_node = bench_node("bench-controller");
-    sim_node.connect(ctl_node.locators().front());
-    ctl_node.connect(sim_node.locators().front());
-    BenchBackend backend(scene);
-    gecko::click::SimulationServer server(sim_node, "sim", backend, gecko::click::SimulationServerOptions{});
-    std::thread sim_thread([&] {
-        while (!stop && server.spin_once(milliseconds(10))) {
-        }
-    });
-    {
-        GeckoClient client(ctl_node, scene);
-        for (int i = 0; i < 100; ++i) client.step(static_cast<std::uint64_t>(i));
-        const double t0 = process_cpu_us();
-        const std::int64_t w0 = mono_ns();
-        for (int i = 0; i < steps; ++i) client.step(static_cast<std::uint64_t>(i));
-        std::printf("%d gecko steps over inproc: %.2f us CPU per step (all threads), %.2f us wall per step\n", steps,
-                    (process_cpu_us() - t0) / steps, static_cast<double>(mono_ns() - w0) / 1000.0 / steps);
-    }
-    stop = true;
-    sim_thread.join();
 }
 
 // ---- the report ---------------------------------------------------------------------
@@ -1042,6 +558,10 @@ int main(int argc, char** argv) {
     args.integer("--rounds", rounds, 10, 100000, "N", "measured round trips per stack and run (default 2000)");
     args.integer("--profile", profile, 1, 10000000, "STEPS",
                  "only run STEPS gecko steps in this process over inproc and print the CPU time per step (for perf)");
+    bool alone = false;
+    args.flag("--alone", alone,
+              "instead of the rotation: each shared-memory stack alone (only its two processes alive), spread over "
+              "the CPUs and pinned to one, next to a raw futex ping-pong floor (default 5 runs; alone.hpp)");
     bool codec_only = false;
     args.flag("--codec", codec_only, "only measure the envelopes' encode and decode per step, in this process");
     args.parse_or_exit(argc, argv);
@@ -1082,6 +602,17 @@ int main(int argc, char** argv) {
         const Scene scene = make_scene();
         if (profile) {
             profile_inproc(scene, static_cast<int>(profile));
+            return 0;
+        }
+        if (alone) {
+            AloneOptions a;
+            a.reps = reps_given ? options.reps : options.quick ? 1 : 5;
+            a.rounds = options.rounds;
+            a.markdown = options.markdown;
+            a.quick = options.quick;
+            if (iceoryx::available()) iceoryx::start_peer(lockstep_iceoryx::serve);
+            run_alone(scene, a);
+            if (iceoryx::available()) iceoryx::stop_peer();
             return 0;
         }
         Costs costs = measure_costs(scene);
