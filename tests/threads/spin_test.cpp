@@ -173,6 +173,46 @@ TEST_CASE("threads spinning one node run a service's handler on one thread at a 
     CHECK(handler.overlapping.load() == 0);
 }
 
+TEST_CASE("a background spinner answers service calls while other threads receive in a loop", "[threads][spin]") {
+    // The receiving threads lead (inbound.hpp): the background spinner waits
+    // apart and is woken for each request its handler must run.
+    auto node = make_node("apart");
+    auto server = node.service<Int64, Int64>("double", [](const Int64& x) { return Int64{2 * x.data}; });
+    gecko::SubscriberOptions deep;
+    deep.depth = 512;
+    auto pub = node.publisher<Int64>("stream");
+    auto sub = node.subscriber<Int64>("stream", deep);
+    node.spin_in_background();
+    constexpr int count = 300;
+    std::atomic<int> received{0}, wrong{0}, failed{0};
+    std::thread reader([&] {
+        const auto deadline = std::chrono::steady_clock::now() + 60s;
+        while (received.load() < count && std::chrono::steady_clock::now() < deadline)
+            if (sub.receive(50ms)) ++received;
+    });
+    std::thread caller([&] {
+        auto client = node.client<Int64, Int64>("double");
+        if (!client.wait_for_server(10s)) {
+            ++failed;
+            return;
+        }
+        for (int i = 0; i < 100; ++i) {
+            try {
+                if (client.call(Int64{i}, 30s).data != 2 * i) ++wrong;
+            } catch (const gecko::Error&) {
+                ++failed;
+            }
+        }
+    });
+    for (int i = 0; i < count; ++i) pub.publish(Int64{i});
+    caller.join();
+    reader.join();
+    node.stop_spinning();
+    CHECK(failed.load() == 0);
+    CHECK(wrong.load() == 0);
+    CHECK(received.load() == count);
+}
+
 TEST_CASE("spin_once and spin called inside a callback are refused and the node goes on", "[threads][spin]") {
     auto node = make_node("nested");
     std::atomic<int> calls{0}, refused{0};

@@ -385,14 +385,19 @@ void Inbound::route(Frame& frame, std::int64_t receive_ns) {
     const bool wildcards = !wildcard_routes_.empty();
     if (const auto it = routes_.find(channel); it != routes_.end()) {
         const std::size_t n = it->second.size();
-        for (std::size_t i = 0; i < n; ++i)
-            routed = it->second[i]->offer(frame, receive_ns, !wildcards && i + 1 == n) || routed;
+        for (std::size_t i = 0; i < n; ++i) {
+            Sink* sink = it->second[i];
+            const bool taken = sink->offer(frame, receive_ns, !wildcards && i + 1 == n);
+            if (taken && sink->config().callback) callbacks_.fetch_add(1);
+            routed = taken || routed;
+        }
         routed = routed || n > 0;
     }
     if (wildcards) {
         for (Sink* sink : wildcard_routes_) {
             if (wire::key_part(sink->config().channel) != wire::key_part(channel)) continue;
-            sink->offer(frame, receive_ns, sink == wildcard_routes_.back());
+            if (sink->offer(frame, receive_ns, sink == wildcard_routes_.back()) && sink->config().callback)
+                callbacks_.fetch_add(1);
             routed = true;
         }
     }
@@ -410,6 +415,12 @@ void Inbound::hand_over(std::unique_lock<std::mutex>& io) {
 
 void Inbound::delivered() {
     generation_.fetch_add(1);  // sequentially consistent, like the follower's side: see inbound.hpp
+    // A background spinner waiting apart is woken only for what concerns it.
+    if (background_waiters_.load() != 0) {
+        const auto c = callbacks_.load(), w = wakes_.load();
+        const bool news = background_told_callbacks_.exchange(c) != c;
+        if ((background_told_wakes_.exchange(w) != w) || news) notify_background();
+    }
     if (followers_.load() == 0) return;
     // A follower between its check of the generation and its sleep holds the
     // mutex: taking it here means the notify cannot fall in between.
@@ -417,10 +428,19 @@ void Inbound::delivered() {
     followers_cv_.notify_all();
 }
 
+void Inbound::notify_background() {
+    { std::lock_guard<std::mutex> lock(followers_mutex_); }  // as delivered(): no notify between check and sleep
+    background_cv_.notify_all();
+}
+
+bool Inbound::foreground_active() const noexcept {
+    return foreground_waiting_.load() > 0 || steady_now_ns() - last_foreground_drain_ns_.load() < app_quiet_ns;
+}
+
 // ---- waiting --------------------------------------------------------------------------------------
 
 bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadline,
-                   std::optional<std::chrono::microseconds> spin) {
+                   std::optional<std::chrono::microseconds> spin, bool background) {
     // The first turn does not read the clock: the caller has just set the
     // deadline, and a leader looks at it itself (a clock read is ~20 ns, and
     // a lockstep step passes here twice).
@@ -429,6 +449,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         // Taken before looking: a delivery or hand-over from now on, even one
         // that ends before this thread registers as a follower, wakes it.
         const auto seen = generation_.load();
+        const auto seen_callbacks = callbacks_.load(), seen_wakes = wakes_.load();
         // Not in the middle of another thread's drain: the holder bumps the
         // generation once it is over, and this thread looks again then. Only
         // once: under a stream that keeps a leader draining, a reader that
@@ -440,11 +461,24 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         if (closed_.load() || !gecko::ok()) return false;
         // Deferred to a drain that is still going on: what is there is there.
         if (!first && Clock::now() >= deadline) return ready();
+        if (background && foreground_active()) {
+            // Apart: a foreground thread drains what comes, callbacks' frames too.
+            // Looked at again every 10 ms, to lead once it has stopped.
+            std::unique_lock<std::mutex> lock(followers_mutex_);
+            background_waiters_.fetch_add(1);
+            background_cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::nanoseconds(app_quiet_ns)), [&] {
+                return callbacks_.load() != seen_callbacks || wakes_.load() != seen_wakes || closed_.load();
+            });
+            background_waiters_.fetch_sub(1);
+            continue;
+        }
         // Announced before trying: see drain_now().
         app_leaders_.fetch_add(1);
         std::unique_lock<std::mutex> io(io_, std::try_to_lock);
         if (io.owns_lock()) {
-            lead(ready, deadline, spin.value_or(spin_));
+            if (background) background_leading_.store(true);
+            lead(ready, deadline, spin.value_or(spin_), background);
+            if (background) background_leading_.store(false);
             app_leaders_.fetch_sub(1);
             hand_over(io);
             continue;
@@ -452,18 +486,28 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         app_leaders_.fetch_sub(1);
         std::unique_lock<std::mutex> lock(followers_mutex_);
         ++followers_;
+        if (!background) {
+            // A background spinner that leads gives the ports up to us (it
+            // looks at foreground_waiting_ on every turn, and is woken here).
+            foreground_waiting_.fetch_add(1);
+            if (background_leading_.load()) signal(wake_fd_);
+        }
         followers_cv_.wait_until(lock, deadline, [&] { return generation_.load() != seen || closed_.load(); });
+        if (!background) foreground_waiting_.fetch_sub(1);
         --followers_;
     }
 }
 
-void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin) {
+void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin,
+                   bool background) {
     for (;;) {
         apply_pending();
         if (drain(false)) delivered();
         const auto now = Clock::now();
         last_app_drain_ns_ = steady_ns_of(now);
+        if (!background) last_foreground_drain_ns_ = steady_ns_of(now);
         if (ready() || closed_.load() || !gecko::ok()) return;
+        if (background && foreground_waiting_.load() > 0) return;  // its thread leads from now on
         if (now >= deadline) return;
         wait_ports(deadline - now, spin);
     }
@@ -577,7 +621,8 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
 
 void Inbound::wake_all() {
     signal(wake_fd_);  // a leader blocked in a port's wait
-    delivered();       // the followers
+    wakes_.fetch_add(1);
+    delivered();       // the followers, and a background spinner waiting apart
 }
 
 void Inbound::close() {

@@ -16,6 +16,15 @@
 // nobody is receiving), the node's reactor drains them, so keep-last-N queues
 // stay fresh: what a slow reader gets is at most depth × the publish period
 // plus ~10 ms old, never seconds of transport backlog.
+//
+// A background spinner (Node::spin_in_background) is an application thread
+// that waits for callbacks only. While a foreground thread (receive(), a
+// service call, the user's own spin()) has read the ports in the last 10 ms
+// or waits to, the spinner neither leads nor follows: it would put a hand-off
+// between every frame and the thread that waits for it (a simulation whose
+// control services a spinner serves once paid two wake-ups per step). It
+// sleeps apart, woken only when a frame for a callback was delivered, and a
+// spinner that leads gives the ports up as soon as a foreground thread waits.
 
 #include <poll.h>
 
@@ -77,8 +86,9 @@ public:
     /// `spin`: busy-poll the ports this long before blocking (unset: the node's).
     /// Returns false at the deadline only if ready() was false at its last
     /// look (what came with the deadline is not a timeout), and on close or shutdown.
+    /// `background`: the node's background spinner (see above).
     bool wait(const std::function<bool()>& ready, Clock::time_point deadline,
-              std::optional<std::chrono::microseconds> spin = std::nullopt);
+              std::optional<std::chrono::microseconds> spin = std::nullopt, bool background = false);
     /// Moves what the links hold into the sinks now: a reader looks at the
     /// newest, not at what an idle moment left in its queue. If the reactor
     /// (or a queued operation, or another reader's drain) holds the ports,
@@ -115,7 +125,10 @@ private:
     void apply_pending();                    // io_ held
     bool drain(bool fired);                  // io_ held; true if a frame reached a sink; fired: an fd said so
     void route(Frame& frame, std::int64_t receive_ns);
-    void lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin);
+    void lead(const std::function<bool()>& ready, Clock::time_point deadline, std::chrono::microseconds spin,
+              bool background);
+    bool foreground_active() const noexcept;  // a foreground thread reads the ports, or waits to
+    void notify_background();                // wakes a background spinner waiting apart
     void wait_ports(std::chrono::nanoseconds timeout, std::chrono::microseconds spin);
     /// Busy-polls every port for up to `spin` (bounded by `timeout`): true if
     /// something came (ports marked in fired_, or the node woken).
@@ -171,6 +184,18 @@ private:
     // ports taken knows whether it may wait for their holder.
     std::atomic<int> app_leaders_{0};
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
+    // The background spinner's side (see above). Counters are read and
+    // bumped sequentially consistent: a spinner that registers and then reads
+    // callbacks_ and wakes_, and a drain that bumps them and then reads
+    // background_waiters_, cannot both miss the other.
+    std::atomic<std::int64_t> last_foreground_drain_ns_{0};  // steady clock
+    std::atomic<int> foreground_waiting_{0};  // foreground threads waiting as followers
+    std::atomic<bool> background_leading_{false};
+    std::atomic<int> background_waiters_{0};
+    std::atomic<std::uint64_t> callbacks_{0};  // frames delivered to callback sinks
+    std::atomic<std::uint64_t> wakes_{0};      // wake_all() calls
+    std::atomic<std::uint64_t> background_told_callbacks_{0}, background_told_wakes_{0};  // as of the last notify
+    std::condition_variable background_cv_;    // with followers_mutex_
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};
     // Links to other nodes: the link's name (its best locator) -> the locator in use. Changed by the

@@ -580,7 +580,7 @@ namespace {
 thread_local bool in_spin = false;
 }  // namespace
 
-std::size_t NodeImpl::spin_once(std::chrono::milliseconds timeout) {
+std::size_t NodeImpl::spin_once(std::chrono::milliseconds timeout, bool background) {
     // A nested spin would run callbacks inside a callback, over the
     // per-thread MessageInfo and inflated payload the outer one still reads.
     if (in_spin)
@@ -595,14 +595,14 @@ std::size_t NodeImpl::spin_once(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         if (const auto ran = dispatch_ready()) return ran;
-        if (!inbound_->wait([this] { return any_ready(); }, deadline)) return dispatch_ready();
+        if (!inbound_->wait([this] { return any_ready(); }, deadline, std::nullopt, background)) return dispatch_ready();
     }
 }
 
 void NodeImpl::start_spinner() {
     if (spinning_.exchange(true)) return;
     spinner_ = std::thread([this] {
-        while (spinning_.load() && !closed()) spin_once(std::chrono::milliseconds(100));
+        while (spinning_.load() && !closed()) spin_once(std::chrono::milliseconds(100), true);
     });
 }
 

@@ -108,7 +108,8 @@ public:
     std::string type_name_of(std::uint64_t entity) const;
 
     // ---- spinning ---------------------------------------------------------------------------
-    std::size_t spin_once(std::chrono::milliseconds timeout);
+    /// `background`: on the node's background spinner (Inbound::wait).
+    std::size_t spin_once(std::chrono::milliseconds timeout, bool background = false);
     void start_spinner();
     void stop_spinner();
 
