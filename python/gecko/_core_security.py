@@ -70,7 +70,10 @@ def handshake_refusal(key, endpoint, security):
     """What a node says when the core at `endpoint` keeps refusing its handshake."""
     if security is not None and security.secured:
         return ("geckocore for key '%s' at %s refuses this node's CURVE handshake: it is not secured, or holds "
-                "another secret than %s (compare `gecko keygen --key %s --fingerprint` on both machines)"
-                % (key, endpoint, _path(security), key))
+                "another secret than %s (compare `gecko keygen --key %s --fingerprint` on both machines); if %s is a "
+                "host door (what GECKO_CORE=HOST reaches: port 7651, or a core's --door port), the door is not "
+                "secured: give a secured node its core's own endpoint (GECKO_CORE=HOST:PORT, with geckocore --listen "
+                "tcp://*:PORT), or let it find the core by multicast"
+                % (key, endpoint, _path(security), key, endpoint))
     return ("geckocore for key '%s' at %s refuses this node's handshake: it requires authentication; no secret "
             "found at %s" % (key, endpoint, _path(security)))

@@ -153,6 +153,27 @@ TEST_CASE("a process with the secret refuses a plain core", "[security][curve][p
     CHECK(error);
 }
 
+TEST_CASE("a process with the secret given the host door's address is told the door is not secured",
+          "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-door-" + std::to_string(::getpid());
+    const auto secret = home.secret_file("key", secret_of(6));
+    const std::uint16_t door = gecko::test::unused_tcp_port();
+    auto core = Process::spawn(GECKOCORE_PATH,
+                               {"--key", key, "--no-multicast", "--door", std::to_string(door), "--listen", "tcp://127.0.0.1:*"},
+                               home.env(secret));
+    const auto holding = core.wait_for_line("holding the host door", 20s);
+    INFO("geckocore output:\n" << core.output());
+    REQUIRE(holding);
+    auto sub = node(home, {"sub", "--topic", "t", "--count", "1", "--timeout-ms", "60000", "--key", key},
+                    home.env(secret, "127.0.0.1:" + std::to_string(door)));
+    const auto error = sub.wait_for_line("refuses this node's CURVE handshake", 20s);
+    INFO("node output:\n" << sub.output());
+    REQUIRE(error);
+    CHECK(error->find("is a host door") != std::string::npos);
+    CHECK(error->find("the door is not secured: give a secured node its core's own endpoint") != std::string::npos);
+}
+
 TEST_CASE("a plain ZeroMQ client gets nothing from a secured publisher and a client of another key is refused and counted",
           "[security][curve][zap][process]") {
     Home home;

@@ -496,10 +496,18 @@ bool DiscoveryClient::Impl::security_mismatch(const net::CoreAnswer& answer) {
 // every 100 ms), so that a core restarting mid-handshake is not mistaken.
 void DiscoveryClient::Impl::check_handshakes() {
     if (!security_error.empty() || channel->handshake_failures() < 3) return;
+    // The host door is plain (docs/SECURITY.md §5): a secured node given its
+    // address meets this refusal, and nothing in the handshake tells a door
+    // from a core.
+    const std::string door_hint =
+        "; if " + core_endpoint + " is a host door (what GECKO_CORE=HOST reaches: port 7651, or a core's --door port), "
+        "the door is not secured: give a secured node its core's own endpoint (GECKO_CORE=HOST:PORT, with geckocore "
+        "--listen tcp://*:PORT), or let it find the core by multicast";
     if (secured())
         fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
                       " refuses this node's CURVE handshake: it is not secured, or holds another secret than " +
-                      opt.secret_path + " (compare `gecko keygen --key " + opt.key + " --fingerprint` on both machines)");
+                      opt.secret_path + " (compare `gecko keygen --key " + opt.key + " --fingerprint` on both machines)" +
+                      door_hint);
     else
         fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
                       " refuses this node's handshake: it requires authentication; no secret found at " + opt.secret_path);
