@@ -287,6 +287,7 @@ void report(const AloneOptions& options, std::map<Key, Pooled>& pooled, int cpus
         };
         const double floor = p50(Pairing::futex);
         for (Pairing p : pairings()) {
+            if (!pooled.count(Key{regime, p})) continue;
             Pooled& s = pooled[Key{regime, p}];
             if (s.rtt.empty()) continue;
             const double mid = percentile(s.rtt, 50);
@@ -343,7 +344,12 @@ void run_alone(const Scene& scene, const AloneOptions& options) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(first, &one);
-    const std::vector<Pairing> list = pairings();
+    std::vector<Pairing> list = pairings();
+    if (!options.only.empty())
+        list.erase(std::remove_if(list.begin(), list.end(),
+                                  [&](Pairing p) { return std::string(to_string(p)).find(options.only) == std::string::npos; }),
+                   list.end());
+    if (list.empty()) throw Stall("--only '" + options.only + "' names no stack of --alone");
     std::vector<std::pair<Regime, Pairing>> order;
     for (Regime r : {Regime::spread, Regime::one_cpu})
         for (Pairing p : list) order.emplace_back(r, p);

@@ -20,6 +20,8 @@
 
 #include "lockstep.hpp"
 
+#include <string>
+
 namespace lockstep {
 
 struct AloneOptions {
@@ -27,6 +29,7 @@ struct AloneOptions {
     int rounds = 2000;
     bool markdown = false;
     bool quick = false;
+    std::string only;  ///< run only the stacks whose name contains this (e.g. for perf); empty: all
 };
 
 /// Runs the pairings and prints their table. Throws Stall on a stall.

@@ -562,6 +562,8 @@ int main(int argc, char** argv) {
     args.flag("--alone", alone,
               "instead of the rotation: each shared-memory stack alone (only its two processes alive), spread over "
               "the CPUs and pinned to one, next to a raw futex ping-pong floor (default 5 runs; alone.hpp)");
+    std::string only;
+    args.text("--only", only, "STACK", "with --alone: only the stacks whose name contains STACK (e.g. \"gecko shm, blocking\", for perf)");
     bool codec_only = false;
     args.flag("--codec", codec_only, "only measure the envelopes' encode and decode per step, in this process");
     args.parse_or_exit(argc, argv);
@@ -610,6 +612,7 @@ int main(int argc, char** argv) {
             a.rounds = options.rounds;
             a.markdown = options.markdown;
             a.quick = options.quick;
+            a.only = only;
             if (iceoryx::available()) iceoryx::start_peer(lockstep_iceoryx::serve);
             run_alone(scene, a);
             if (iceoryx::available()) iceoryx::stop_peer();
