@@ -507,7 +507,13 @@ void Inbound::lead(const std::function<bool()>& ready, Clock::time_point deadlin
         last_app_drain_ns_ = steady_ns_of(now);
         if (!background) last_foreground_drain_ns_ = steady_ns_of(now);
         if (ready() || closed_.load() || !gecko::ok()) return;
-        if (background && foreground_waiting_.load() > 0) return;  // its thread leads from now on
+        if (background && foreground_waiting_.load() > 0) {
+            // Its thread leads from now on: counted as active from here, so
+            // that this spinner, back in wait(), stays apart instead of racing
+            // the woken follower for the ports.
+            last_foreground_drain_ns_ = steady_ns_of(now);
+            return;
+        }
         if (now >= deadline) return;
         wait_ports(deadline - now, spin);
     }
