@@ -388,7 +388,7 @@ void Inbound::route(Frame& frame, std::int64_t receive_ns) {
         for (std::size_t i = 0; i < n; ++i) {
             Sink* sink = it->second[i];
             const bool taken = sink->offer(frame, receive_ns, !wildcards && i + 1 == n);
-            if (taken && sink->config().callback) callbacks_.fetch_add(1);
+            if (taken && sink->config().callback) background_events_.fetch_add(1);
             routed = taken || routed;
         }
         routed = routed || n > 0;
@@ -397,7 +397,7 @@ void Inbound::route(Frame& frame, std::int64_t receive_ns) {
         for (Sink* sink : wildcard_routes_) {
             if (wire::key_part(sink->config().channel) != wire::key_part(channel)) continue;
             if (sink->offer(frame, receive_ns, sink == wildcard_routes_.back()) && sink->config().callback)
-                callbacks_.fetch_add(1);
+                background_events_.fetch_add(1);
             routed = true;
         }
     }
@@ -417,9 +417,8 @@ void Inbound::delivered() {
     generation_.fetch_add(1);  // sequentially consistent, like the follower's side: see inbound.hpp
     // A background spinner waiting apart is woken only for what concerns it.
     if (background_waiters_.load() != 0) {
-        const auto c = callbacks_.load(), w = wakes_.load();
-        const bool news = background_told_callbacks_.exchange(c) != c;
-        if ((background_told_wakes_.exchange(w) != w) || news) notify_background();
+        const auto events = background_events_.load();
+        if (background_told_.exchange(events) != events) notify_background();
     }
     if (followers_.load() == 0) return;
     // A follower between its check of the generation and its sleep holds the
@@ -449,7 +448,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
         // Taken before looking: a delivery or hand-over from now on, even one
         // that ends before this thread registers as a follower, wakes it.
         const auto seen = generation_.load();
-        const auto seen_callbacks = callbacks_.load(), seen_wakes = wakes_.load();
+        const auto seen_events = background_events_.load();
         // Not in the middle of another thread's drain: the holder bumps the
         // generation once it is over, and this thread looks again then. Only
         // once: under a stream that keeps a leader draining, a reader that
@@ -467,7 +466,7 @@ bool Inbound::wait(const std::function<bool()>& ready, Clock::time_point deadlin
             std::unique_lock<std::mutex> lock(followers_mutex_);
             background_waiters_.fetch_add(1);
             background_cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::nanoseconds(app_quiet_ns)), [&] {
-                return callbacks_.load() != seen_callbacks || wakes_.load() != seen_wakes || closed_.load();
+                return background_events_.load() != seen_events || closed_.load();
             });
             background_waiters_.fetch_sub(1);
             continue;
@@ -627,7 +626,7 @@ void Inbound::drain_now(std::chrono::nanoseconds fresh_for) {
 
 void Inbound::wake_all() {
     signal(wake_fd_);  // a leader blocked in a port's wait
-    wakes_.fetch_add(1);
+    background_events_.fetch_add(1);
     delivered();       // the followers, and a background spinner waiting apart
 }
 

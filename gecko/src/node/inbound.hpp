@@ -186,15 +186,15 @@ private:
     std::atomic<std::int64_t> last_app_drain_ns_{0};  // steady clock
     // The background spinner's side (see above). Counters are read and
     // bumped sequentially consistent: a spinner that registers and then reads
-    // callbacks_ and wakes_, and a drain that bumps them and then reads
+    // background_events_, and a drain that bumps it and then reads
     // background_waiters_, cannot both miss the other.
     std::atomic<std::int64_t> last_foreground_drain_ns_{0};  // steady clock
     std::atomic<int> foreground_waiting_{0};  // foreground threads waiting as followers
     std::atomic<bool> background_leading_{false};
     std::atomic<int> background_waiters_{0};
-    std::atomic<std::uint64_t> callbacks_{0};  // frames delivered to callback sinks
-    std::atomic<std::uint64_t> wakes_{0};      // wake_all() calls
-    std::atomic<std::uint64_t> background_told_callbacks_{0}, background_told_wakes_{0};  // as of the last notify
+    // Frames delivered to callback sinks, and wake_all() calls: what a background spinner waiting apart wakes for.
+    std::atomic<std::uint64_t> background_events_{0};
+    std::atomic<std::uint64_t> background_told_{0};  // background_events_ as of the last notify
     std::condition_variable background_cv_;    // with followers_mutex_
     bool reactor_watching_ = false;                   // reactor thread only
     std::atomic<std::uint64_t> unrouted_{0};
