@@ -30,6 +30,7 @@
 #include "transport/shm_interests.hpp"
 #include "transport/shm_ports.hpp"
 #include "transport/shm_transport.hpp"
+#include "transport/shm_trust.hpp"
 #include "transport/shm_view.hpp"
 
 namespace gecko::detail {
@@ -199,7 +200,7 @@ public:
             why = path + " is not a shared-memory segment";
             return false;
         }
-        if (!trusted(st, path, why)) return false;
+        if (!shm::may_map(st, path, group_access_, why)) return false;
         shm::HeaderCopy h;
         if (!shm::read_header(link->map.fd, h)) {
             why = path + " is shorter than a segment header (" + std::to_string(st.st_size) + " bytes)";
@@ -217,7 +218,11 @@ public:
             why = path + " says its owner is uid " + std::to_string(h.owner_uid) + ", the file's is " + std::to_string(st.st_uid);
             return false;
         }
-        if (segment_key_ && !sealed(h, name, path, why)) return false;
+        // Refused links fall back to the ipc or tcp candidates, which CurveZMQ authenticates.
+        if (segment_key_ && !shm::sealed_with(h, name, path, *segment_key_, why)) {
+            ++unsealed_;
+            return false;
+        }
         link->owner_pid = static_cast<std::uint32_t>(h.owner_pid);
         link->owner_start = h.owner_start;
         link->same_ns = h.owner_pidns == ns_;
@@ -424,52 +429,6 @@ public:
 
 private:
     enum class Pop { got, empty, bad };
-
-    // Whether a segment may be mapped: nobody but its owner (and the owner's
-    // group) can write or cut it short. Its owner is this process's user, or
-    // with group access (GECKO_SHM_GROUP) a user of a group this process is
-    // in; others may not write it at all.
-    bool trusted(const struct stat& st, const std::string& path, std::string& why) const {
-        const bool ours = st.st_uid == ::geteuid() || (group_access_ && in_group(st.st_gid));
-        if (!ours) {
-            why = path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user" +
-                  (group_access_ ? " or a group it is in" : "") + ": not mapped";
-            return false;
-        }
-        if (st.st_mode & S_IWOTH) {
-            why = path + " is writable by every user (mode " + octal(st.st_mode & 07777) + "): not mapped";
-            return false;
-        }
-        return true;
-    }
-
-    // In a secured key, a segment is mapped only if its header was sealed
-    // with the key's secret: a process that can write the directory but
-    // does not hold the secret (a member of the shared group) cannot stand
-    // in for a publisher. Refused links fall back to the ipc or tcp
-    // candidates, which CurveZMQ authenticates.
-    bool sealed(const shm::HeaderCopy& h, const std::string& name, const std::string& path, std::string& why) {
-        const auto check = shm::check_seal(h, name, *segment_key_);
-        if (check == shm::SealCheck::sealed) return true;
-        ++unsealed_;
-        why = path + (check == shm::SealCheck::unsealed
-                          ? " is not sealed: its publisher holds no secret of this key (docs/SECURITY.md §8): not mapped"
-                          : " is sealed with another secret than this node's (docs/SECURITY.md §8): not mapped");
-        return false;
-    }
-
-    static bool in_group(gid_t gid) {
-        if (gid == ::getegid()) return true;
-        gid_t groups[256];
-        const int n = ::getgroups(256, groups);
-        return std::find(groups, groups + std::max(n, 0), gid) != groups + std::max(n, 0);
-    }
-
-    static std::string octal(unsigned mode) {
-        char s[8];
-        std::snprintf(s, sizeof s, "%04o", mode);
-        return s;
-    }
 
     bool publisher_alive(const Link& l, u64 heartbeat) const {
         if (l.same_ns) return shm::process_alive(l.owner_pid, l.owner_start);
