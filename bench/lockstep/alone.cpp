@@ -213,9 +213,11 @@ Measured gecko_pairing(const Scene& scene, int rounds, std::chrono::microseconds
             }
         });
         child.send(PipeMsg{kReady});
-        PipeMsg m;
-        for (const auto deadline = Clock::now() + milliseconds(110000); Clock::now() < deadline;)
-            if (child.receive(m, milliseconds(1000)) && m.kind == kDone) break;
+        try {
+            wait_done(child);
+        } catch (const Stall&) {
+            failed = 1;
+        }
         stop = true;
         serving.join();
         return failed.load() ? 2 : 0;

@@ -105,6 +105,14 @@ gecko::Node bench_node(const std::string& name, const std::string& listen, const
     return gecko::Node(o);
 }
 
+void wait_done(Child& self) {
+    const auto deadline = Clock::now() + milliseconds(110000);
+    for (PipeMsg m; Clock::now() < deadline;) {
+        if (self.receive(m, milliseconds(1000)) && m.kind == kDone) return;
+    }
+    throw Stall("the parent never ended the run");
+}
+
 double process_cpu_us() {
     rusage r{};
     ::getrusage(RUSAGE_SELF, &r);

@@ -92,6 +92,9 @@ struct StackEndpoints {
 gecko::Node bench_node(const std::string& name, const std::string& listen = "", const std::string& peer = "",
                        std::chrono::microseconds spin = std::chrono::microseconds(0));
 
+/// In a child process: waits for the parent's kDone (the child's end of the run); throws Stall after 110 s.
+void wait_done(Child& self);
+
 /// CPU time of this process (every thread), µs.
 double process_cpu_us();
 

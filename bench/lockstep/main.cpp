@@ -137,15 +137,6 @@ Endpoints make_endpoints() {
     return e;
 }
 
-/// Waits for the parent's kDone (the child's end of the run).
-void wait_done(Child& self) {
-    const auto deadline = Clock::now() + milliseconds(110000);
-    for (PipeMsg m; Clock::now() < deadline;) {
-        if (self.receive(m, milliseconds(1000)) && m.kind == kDone) return;
-    }
-    throw Stall("the parent never ended the run");
-}
-
 // The simulation process: a SimulationServer per gecko and gateway stack, a
 // raw REP per raw stack, each on a thread of its own.
 int sim_process(const Endpoints& e, const Scene& scene, Child& self) {
