@@ -4,10 +4,10 @@
 #include "academy/session.hpp"
 #include "page.hpp"
 #include "state.hpp"
+#include "streams.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -112,14 +112,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     asio::io_context& io;
     std::shared_ptr<Bridge> bridge;
     ServerOptions options;
-    tcp::acceptor acceptor;
+    TcpAcceptor acceptor;
     std::optional<ssl::context> tls;
     std::string www;
     std::shared_ptr<academy::Academy> academy;  // null: no academy endpoints
     std::optional<academy::Endpoint> academy_only;  // every upgrade goes to this endpoint
 
     Impl(asio::io_context& io_, std::shared_ptr<Bridge> bridge_, ServerOptions options_)
-        : io(io_), bridge(std::move(bridge_)), options(std::move(options_)), acceptor(io_) {}
+        : io(io_), bridge(std::move(bridge_)), options(std::move(options_)), acceptor(io_.get_executor()) {}
 
     void accept();
 
@@ -199,18 +199,20 @@ public:
         current_ = std::move(next);
         ++writes_;
         arm_write_timer();
-        auto self = this->shared_from_this();
+        // One buffer type and one handler for both kinds of message: each
+        // distinct pair instantiates Beast's whole write path again.
+        std::array<asio::const_buffer, 2> buffers;
         if (current_->control) {
             ws_.binary(current_->binary);
-            ws_.async_write(asio::buffer(current_->frame),
-                            [self](beast::error_code ec, std::size_t n) { self->on_write(ec, n); });
+            buffers = {asio::buffer(current_->frame), asio::const_buffer()};
         } else {
             message_data_header(header_.data(), current_->subscription, current_->timestamp_ns);
             ws_.binary(true);
-            const std::array<asio::const_buffer, 2> buffers{asio::buffer(header_),
-                                                            asio::buffer(*current_->payload)};
-            ws_.async_write(buffers, [self](beast::error_code ec, std::size_t n) { self->on_write(ec, n); });
+            buffers = {asio::buffer(header_), asio::buffer(*current_->payload)};
         }
+        ws_.async_write(buffers, [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+            self->on_write(ec, n);
+        });
     }
 
     void disconnect(const std::string& reason) override {
@@ -222,9 +224,7 @@ public:
             return;
         }
         // A close reason has at most 123 bytes.
-        handshaking_close_ = true;
-        websocket::close_reason why(websocket::close_code::policy_error, reason.substr(0, 120));
-        ws_.async_close(why, [self = this->shared_from_this()](beast::error_code) { self->finish(); });
+        close_with({websocket::close_code::policy_error, reason.substr(0, 120)});
     }
 
 private:
@@ -294,10 +294,15 @@ private:
                   << server_->options.max_client_message << " bytes; connection closed (1009)\n";
         buffer_.consume(buffer_.size());
         closing_ = true;
+        close_with({websocket::close_code::too_big, "a message larger than " +
+                                                        std::to_string(server_->options.max_client_message) +
+                                                        " bytes (gecko-bridge --max-client-message)"});
+    }
+
+    // The closing handshake, from one call site: each distinct handler
+    // instantiates Beast's close path again.
+    void close_with(const websocket::close_reason& why) {
         handshaking_close_ = true;
-        const websocket::close_reason why(websocket::close_code::too_big,
-                                          "a message larger than " + std::to_string(server_->options.max_client_message) +
-                                              " bytes (gecko-bridge --max-client-message)");
         ws_.async_close(why, [self = this->shared_from_this()](beast::error_code) { self->finish(); });
     }
 
@@ -333,7 +338,7 @@ private:
     std::shared_ptr<Client> client_;
     std::optional<Outbox::Next> current_;
     std::array<std::uint8_t, message_data_header_size> header_{};
-    asio::steady_timer write_timer_;
+    Timer write_timer_;
     std::uint64_t writes_ = 0;
     static constexpr std::size_t read_piece = 256 * 1024;
     bool writing_ = false, closing_ = false, finished_ = false;
@@ -349,7 +354,7 @@ public:
         : stream_(std::move(stream)), server_(std::move(server)) {}
 
     void run() {
-        if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+        if constexpr (std::is_same_v<Stream, TlsStream>) {
             beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
             stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
                 if (ec) {
@@ -502,16 +507,16 @@ private:
 }  // namespace
 
 void Server::Impl::accept() {
-    acceptor.async_accept([self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+    acceptor.async_accept([self = shared_from_this()](beast::error_code ec, TcpSocket socket) {
         if (ec == asio::error::operation_aborted) return;
         if (!ec) {
-            beast::tcp_stream stream(std::move(socket));
+            TcpStream stream(std::move(socket));
             if (self->tls)
-                std::make_shared<HttpSession<beast::ssl_stream<beast::tcp_stream>>>(
-                    beast::ssl_stream<beast::tcp_stream>(std::move(stream), *self->tls), self)
+                std::make_shared<HttpSession<TlsStream>>(
+                    TlsStream(std::move(stream), *self->tls), self)
                     ->run();
             else
-                std::make_shared<HttpSession<beast::tcp_stream>>(std::move(stream), self)->run();
+                std::make_shared<HttpSession<TcpStream>>(std::move(stream), self)->run();
         }
         self->accept();
     });

@@ -125,15 +125,15 @@ private:
 
 }  // namespace
 
-void accept_session(beast::tcp_stream&& stream, UpgradeRequest request, std::shared_ptr<Academy> academy,
+void accept_session(TcpStream&& stream, UpgradeRequest request, std::shared_ptr<Academy> academy,
                     Endpoint endpoint, SessionOptions options) {
-    std::make_shared<Session<beast::tcp_stream>>(std::move(stream), std::move(academy), endpoint, options)
+    std::make_shared<Session<TcpStream>>(std::move(stream), std::move(academy), endpoint, options)
         ->run(std::move(request));
 }
 
-void accept_session(beast::ssl_stream<beast::tcp_stream>&& stream, UpgradeRequest request,
+void accept_session(TlsStream&& stream, UpgradeRequest request,
                     std::shared_ptr<Academy> academy, Endpoint endpoint, SessionOptions options) {
-    std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(std::move(stream), std::move(academy), endpoint,
+    std::make_shared<Session<TlsStream>>(std::move(stream), std::move(academy), endpoint,
                                                                       options)
         ->run(std::move(request));
 }

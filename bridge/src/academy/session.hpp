@@ -6,11 +6,10 @@
 /// request passed its checks (token, Origin).
 
 #include "academy/academy.hpp"
+#include "streams.hpp"
 
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <memory>
 
@@ -24,9 +23,9 @@ struct SessionOptions {
 };
 
 /// Completes the WebSocket handshake on `stream` and serves `endpoint` on it.
-void accept_session(boost::beast::tcp_stream&& stream, UpgradeRequest request, std::shared_ptr<Academy> academy,
+void accept_session(TcpStream&& stream, UpgradeRequest request, std::shared_ptr<Academy> academy,
                     Endpoint endpoint, SessionOptions options = {});
-void accept_session(boost::beast::ssl_stream<boost::beast::tcp_stream>&& stream, UpgradeRequest request,
+void accept_session(TlsStream&& stream, UpgradeRequest request,
                     std::shared_ptr<Academy> academy, Endpoint endpoint, SessionOptions options = {});
 
 }  // namespace gecko::bridge::academy
