@@ -178,8 +178,8 @@ private:
         for (const auto& reader : readers) {
             for (const auto& [id, ch] : reader->channels()) {
                 if (ch.message_encoding != msgpack_encoding || ch.metadata.count(keys::twin_of)) continue;
-                if (!s_.topics.empty() && std::none_of(s_.topics.begin(), s_.topics.end(), [&](const std::string& p) {
-                        return p == ch.topic || wire::glob_match(p, ch.topic);
+                if (!s_.topics.empty() && std::none_of(s_.topics.begin(), s_.topics.end(), [&topic = ch.topic](const std::string& p) {
+                        return p == topic || wire::glob_match(p, topic);
                     }))
                     continue;
                 if (!wire::check_topic_name(ch.topic).empty()) {
