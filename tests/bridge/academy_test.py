@@ -24,6 +24,9 @@ import gecko
 from gecko.msgs.sim import ControlReply, ControlRequest
 
 WAIT = 30  # s: a hang guard, not a speed claim
+# Frames per second a 10 Hz GUI feed must reach: each frame is a 640x480 JPEG
+# made by instrumented code under the sanitizers, beside other tests on 2 cores.
+GUI_RATE_LOW = 5.0 if os.environ.get("GECKO_TEST_SANITIZED") == "1" else 8.0
 
 
 class Page:
@@ -335,16 +338,16 @@ async def gui_tests(code, base, port):
         while time.monotonic() - t0 < 5.0:
             frames.append(json.loads((await gui.expect(starts("#gui"), "#gui frames"))[4:]))
         rate = len(frames) / (time.monotonic() - t0)
-        assert 8.0 <= rate <= 12.0, f"{rate:.1f} frames/s at a GUI frequency of 10 Hz"
+        assert GUI_RATE_LOW <= rate <= 12.0, f"{rate:.1f} frames/s at a GUI frequency of 10 Hz"
         assert frames[-1]["text"].startswith("iteration "), frames[-1]["text"]
         # The code socket kept its reports while the loop above read frames:
         # the oldest may be from before the first frame (gui 0 under the
         # sanitizers). Read on to a current one, within the usual bound.
         deadline = time.monotonic() + WAIT
         report = json.loads((await code.expect(starts("#freq"), "#freq report"))[5:])
-        while not 8.0 <= report["gui"] <= 12.0 and time.monotonic() < deadline:
+        while not GUI_RATE_LOW <= report["gui"] <= 12.0 and time.monotonic() < deadline:
             report = json.loads((await code.expect(starts("#freq"), "#freq report"))[5:])
-        assert 8.0 <= report["gui"] <= 12.0, report
+        assert GUI_RATE_LOW <= report["gui"] <= 12.0, report
 
         # The slow page missed what it did not read: it catches up on the newest
         # frame after a few (those its socket held), not after every frame made.
