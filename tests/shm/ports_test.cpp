@@ -569,6 +569,57 @@ TEST_CASE("a stale doorbell byte makes ready_now() say maybe once, and take() cl
     CHECK(::poll(&pf, 1, 1000) == 1);
 }
 
+TEST_CASE("a doorbell byte nobody owes wakes a sleeper once, and the next sleep empties the FIFO first", "[shm][ports]") {
+    // The reader counts the bytes its taken arms owe and reads the FIFO only
+    // then; a byte that comes without a taken arm must not wake every poll.
+    Pair p;
+    p.in->subscribe(interest(channel("a"), 1));
+    p.connect();
+    p.events();
+    Frame f;
+    CHECK_FALSE(p.in->take(f));
+    CHECK(p.in->prepare_wait());
+    std::string fifo;
+    for (const auto& e : p.dir.entries())
+        if (e.rfind("gecko-in-", 0) == 0) fifo = p.dir.path() + "/" + e;
+    REQUIRE_FALSE(fifo.empty());
+    const int bell = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+    REQUIRE(bell >= 0);
+    REQUIRE(::write(bell, "xy", 2) == 2);
+    ::close(bell);
+    pollfd pf{p.in->event_fd(), POLLIN, 0};
+    CHECK(::poll(&pf, 1, 0) == 1);  // the spurious wake-up
+    CHECK_FALSE(p.in->take(f));
+    CHECK(p.in->prepare_wait());
+    pf.revents = 0;
+    CHECK(::poll(&pf, 1, 0) == 0);  // emptied before this sleep: no second one
+    // Frames still ring, and a wake-up that finds its frame leaves nothing behind.
+    for (int round = 0; round < 3; ++round) {
+        auto fa = frame(channel("a"), 64, 0, static_cast<std::uint32_t>(round));
+        p.out->send(fa);
+        pf.revents = 0;
+        CHECK(::poll(&pf, 1, 1000) == 1);
+        REQUIRE(p.in->take(f));
+        f.reset();
+        CHECK_FALSE(p.in->take(f));
+        CHECK(p.in->prepare_wait());
+        pf.revents = 0;
+        CHECK(::poll(&pf, 1, 0) == 0);
+    }
+    // wait() likewise: a stray byte wakes it once, the next wait sleeps its full bound.
+    {
+        const int b = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+        REQUIRE(b >= 0);
+        REQUIRE(::write(b, "z", 1) == 1);
+        ::close(b);
+    }
+    CHECK(p.in->wait(std::chrono::seconds(5), {-1, -1}) == 1u);
+    CHECK_FALSE(p.in->take(f));
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(p.in->wait(30ms, {-1, -1}) == 0u);
+    CHECK(std::chrono::steady_clock::now() - t0 >= 25ms);
+}
+
 TEST_CASE("a publisher and a subscriber thread race on a small ring: every frame is taken or counted, in order", "[shm][ports][threads]") {
     Pair p([](shm::Config& c) {
         c.ring = 4;

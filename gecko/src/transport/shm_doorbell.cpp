@@ -31,13 +31,16 @@ Doorbell::~Doorbell() {
     ::unlink(path_.c_str());
 }
 
-void Doorbell::drain() noexcept {
-    if (fd_ < 0) return;
+std::size_t Doorbell::drain() noexcept {
+    if (fd_ < 0) return 0;
     char buf[256];
+    std::size_t total = 0;
     for (int budget = 64; budget > 0; --budget) {
         const auto n = ::read(fd_, buf, sizeof buf);
-        if (n < static_cast<ssize_t>(sizeof buf) && !(n < 0 && errno == EINTR)) return;
+        if (n > 0) total += static_cast<std::size_t>(n);
+        if (n < static_cast<ssize_t>(sizeof buf) && !(n < 0 && errno == EINTR)) break;
     }
+    return total;
 }
 
 int open_bell(const std::string& path) noexcept {

@@ -7,6 +7,7 @@
 // when the sleeper said it sleeps (an "armed" flag in the segment), so a busy
 // pair makes no system call at all.
 
+#include <cstddef>
 #include <string>
 
 namespace gecko::detail::shm {
@@ -28,8 +29,9 @@ public:
     const std::string& why() const noexcept { return why_; }
     /// The errno of the failure (EEXIST: the name is taken), 0 if none.
     int error() const noexcept { return error_; }
-    /// Reads every pending byte (never blocks): an edge-triggered poller sees the next ring.
-    void drain() noexcept;
+    /// Reads every pending byte (never blocks): an edge-triggered poller sees
+    /// the next ring. Returns how many it read.
+    std::size_t drain() noexcept;
 
 private:
     std::string path_;

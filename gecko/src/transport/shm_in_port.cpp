@@ -318,7 +318,11 @@ public:
             check_due_ = false;
             check_links(false);
         }
-        if (take_any(out)) return true;
+        looked_ = true;
+        if (take_any(out)) {
+            took_ = true;
+            return true;
+        }
         // Nothing. The doorbell is armed by whoever then sleeps (wait(),
         // prepare_wait()), not here: a caller that busy-polls next never
         // writes `armed`, so the publisher's look at it stays a cache hit
@@ -371,6 +375,7 @@ public:
                 if ((n & 63u) == 63u && std::chrono::steady_clock::now() >= until) break;
             }
         }
+        before_sleep();
         arm();
         if (frames_queued()) return 1;
         check_due_ = true;
@@ -390,7 +395,7 @@ public:
                 unsigned fired = 0;
                 for (unsigned i = 0; i < 3; ++i)
                     if (p[i].revents & (POLLIN | POLLERR | POLLHUP)) fired |= 1u << i;
-                if (fired & 1u) bell_->drain();
+                if (fired & 1u) drain_bell();
                 return fired;
             }
             if (left.count() <= 0 || std::chrono::steady_clock::now() >= deadline) return 0;
@@ -406,11 +411,7 @@ public:
     bool prepare_wait() override {
         if (frames_queued()) return false;
         check_links(false);
-        // A byte a publisher wrote after our last drain (it took our arm, we
-        // saw that and drained before its write) would wake the caller's poll
-        // at once, every time: the FIFO is emptied before each sleep (a read
-        // that finds nothing, ~1 µs, next to a sleep's wake-up of ~50).
-        bell_->drain();
+        before_sleep();
         arm();
         return !frames_queued();
     }
@@ -534,19 +535,40 @@ private:
         }
     }
 
-    // A publisher that cleared a flag we had set wrote (or is writing) a byte
-    // into our doorbell: empty it (a byte still on its way is emptied by the
-    // next prepare_wait(), or wakes a wait() once).
+    // Doorbell bytes are counted, so that the FIFO is read only when a byte
+    // is owed: a publisher writes exactly one after it takes our arm (armed
+    // 1 -> 0). Each taken arm we see owes one byte; each byte read pays one,
+    // also one read before its arm was seen taken (a woken poll reads first),
+    // so a sleeper woken by its doorbell makes one read per wake-up, not the
+    // three (two finding nothing) it made when every arm and every sleep
+    // emptied the FIFO.
+    //
+    // A byte nobody owes (a link dropped with its arm taken, a byte read as
+    // another's) would wake a poll at once, every time: when take() was
+    // called since the last sleep and found nothing, the next sleep first
+    // empties the FIFO whatever the count. So a mistake costs one spurious
+    // wake-up, never a lost one, nor a poll that fires forever.
+    void drain_bell() {
+        owed_ -= static_cast<std::int64_t>(bell_->drain());
+    }
+
     void drain_if_rung() {
-        bool rung = false;
         for (Link* l : links_) {
             if (l->armed_by_us && l->view.slot(l->slot).armed.load(std::memory_order_relaxed) == 0) {
                 l->armed_by_us = false;
-                rung = true;
+                ++owed_;
             }
         }
-        if (rung || bytes_possible_) bell_->drain();
+        if (owed_ > 0) drain_bell();
         bytes_possible_ = false;
+    }
+
+    void before_sleep() {
+        if (looked_ && !took_) {
+            bell_->drain();
+            owed_ = 0;
+        }
+        looked_ = took_ = false;
     }
 
     void arm() {
@@ -562,7 +584,10 @@ private:
 
     void disarm() {
         for (Link* l : links_) {
-            if (l->view.slot(l->slot).armed.exchange(0, std::memory_order_seq_cst) == 0 && l->armed_by_us) bytes_possible_ = true;
+            if (l->view.slot(l->slot).armed.exchange(0, std::memory_order_seq_cst) == 0 && l->armed_by_us) {
+                bytes_possible_ = true;
+                ++owed_;
+            }
             l->armed_by_us = false;
         }
     }
@@ -745,6 +770,8 @@ private:
     std::size_t next_ = 0;
     bool check_due_ = true;
     bool bytes_possible_ = false;
+    std::int64_t owed_ = 0;           // doorbell bytes owed (drain_bell): arms seen taken minus bytes read
+    bool looked_ = false, took_ = false;  // take() called, and found a frame, since before_sleep()
     u64 next_size_check_ = 0, next_live_check_ = 0;
     u64 links_dropped_ = 0, corrupt_ = 0, copied_ = 0, oversized_ = 0, unsealed_ = 0;
 };
