@@ -1,10 +1,12 @@
 #include "common.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -209,6 +211,68 @@ void Child::join(milliseconds timeout, const std::string& what) {
 }
 
 // ---- statistics ----
+
+std::vector<pid_t> tasks_of(pid_t pid) {
+    std::vector<pid_t> out;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* e = ::readdir(d))
+            if (e->d_name[0] != '.') out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+        ::closedir(d);
+    }
+    return out;
+}
+
+void pin(pid_t pid, const cpu_set_t& cpus) {
+    for (pid_t tid : tasks_of(pid)) ::sched_setaffinity(tid, sizeof cpus, &cpus);
+}
+
+cpu_set_t initial_affinity() {
+    static const cpu_set_t initial = [] {
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0) throw Stall("cannot read this process's CPU affinity");
+        return cpus;
+    }();
+    return initial;
+}
+
+cpu_set_t first_cpu() {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(0, &cpus);
+    return cpus;
+}
+
+Usage usage_of(pid_t pid) {
+    Usage u;
+    for (pid_t tid : tasks_of(pid)) {
+        std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+        double run_ns = 0, wait_ns = 0, slices = 0;
+        if (f >> run_ns >> wait_ns >> slices) {
+            u.cpu_ns += run_ns;
+            u.scheduled += slices;
+        }
+    }
+    return u;
+}
+
+Usage usage_of(const std::vector<pid_t>& pids) {
+    Usage sum;
+    for (pid_t p : pids) {
+        const Usage u = usage_of(p);
+        sum.cpu_ns += u.cpu_ns;
+        sum.scheduled += u.scheduled;
+    }
+    return sum;
+}
+
+std::uint64_t thread_cpu_us() {
+    rusage usage{};
+    ::getrusage(RUSAGE_THREAD, &usage);
+    return static_cast<std::uint64_t>((usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000 +
+                                      usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
 
 double percentile(std::vector<double>& v, double p) {
     if (v.empty()) return NAN;

@@ -2,6 +2,7 @@
 // Shared pieces of gecko_bench: options, failure handling, child processes,
 // endpoints, statistics and table output.
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -29,6 +30,7 @@ struct Options {
     bool throughput = true;
     bool codec = true;
     bool session = true;
+    bool fanout = true;       ///< one publisher to 1, 2, 4, 8 subscriber processes (fanout.cpp)
     int reps = 3;             ///< repetitions per row in rotating order (samples are pooled)
     bool ipc = true;
     bool tcp = true;
@@ -129,6 +131,27 @@ void kill_children() noexcept;
 /// behind raw ZeroMQ twice as often as another. Every process of a run uses it.
 int rotating_stack(std::uint64_t j, int n);
 
+// ---- where processes run, and what their threads cost ----
+
+/// The thread ids of process `pid` (/proc/PID/task).
+std::vector<pid_t> tasks_of(pid_t pid);
+/// Every thread of `pid` may run on `cpus` only (threads it makes later inherit it), as taskset does.
+void pin(pid_t pid, const cpu_set_t& cpus);
+/// This process's CPU affinity as it started (what "spread" restores).
+cpu_set_t initial_affinity();
+/// Only CPU 0.
+cpu_set_t first_cpu();
+
+/// CPU time (ns) and times scheduled in, summed over a process's threads (/proc/PID/task/TID/schedstat).
+struct Usage {
+    double cpu_ns = 0, scheduled = 0;
+};
+Usage usage_of(pid_t pid);
+Usage usage_of(const std::vector<pid_t>& pids);
+
+/// CPU time of the calling thread, µs.
+std::uint64_t thread_cpu_us();
+
 // ---- statistics ----
 
 /// The p-th percentile (0..100) of `v` (sorted in place), nearest-rank.
@@ -163,9 +186,16 @@ inline void clobber() { asm volatile("" : : : "memory"); }
 void run_latency(const Options& options);
 void run_throughput(const Options& options);
 void run_codec(const Options& options);
+void run_fanout(const Options& options);
 void run_session(const Options& options);
 /// The iceoryx peer process's ends of the latency and throughput runs (bench/iceoryx.hpp).
 void latency_iceoryx_peer(const PipeMsg& command, Child& self);
 void throughput_iceoryx_peer(const PipeMsg& command, Child& self);
+/// The throughput section's subscriber (also the fan-out section's): receives on `endpoint`
+/// until the parent's kDone and the count it gives, then sends kResult (a received, b last
+/// receive's mono_ns, c gaps, d overwritten, e and code: messages and CPU µs of its thread).
+int throughput_subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& self);
+/// iceoryx SubscriberOptions.queueCapacity for a payload size (throughput.cpp).
+std::uint64_t iceoryx_queue(std::size_t size);
 
 }  // namespace bench

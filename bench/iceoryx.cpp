@@ -139,6 +139,9 @@ std::string group_name() {
     return g ? g->gr_name : "";
 }
 
+constexpr int kMaxPeers = 16;
+std::string peer_name(int i) { return g_prefix + "peer" + (i ? std::to_string(i) : ""); }
+
 /// What RouDi and the runtimes leave behind when killed (a RouDi that shuts down
 /// cleanly removes its own; one that aborts or is killed does not). Only called
 /// once our RouDi is gone: no other RouDi can have started meanwhile, ours held
@@ -149,7 +152,9 @@ void remove_leftovers() {
         ::unlink(f.c_str());
     }
     // The runtimes' sockets and locks (a process that was killed keeps its own).
-    for (const char* suffix : {"main", "main.lock", "peer", "peer.lock"}) ::unlink(("/tmp/" + g_prefix + suffix).c_str());
+    for (const char* suffix : {"main", "main.lock"}) ::unlink(("/tmp/" + g_prefix + suffix).c_str());
+    for (int i = 0; i < kMaxPeers; ++i)
+        for (const char* suffix : {"", ".lock"}) ::unlink(("/tmp/" + peer_name(i) + suffix).c_str());
 }
 
 pid_t g_benchmark = 0;
@@ -198,7 +203,7 @@ void forward(int sig) {
     ::_exit(code);
 }
 
-std::unique_ptr<Child> g_peer;
+std::vector<std::unique_ptr<Child>> g_peers;
 
 }  // namespace
 
@@ -421,24 +426,29 @@ private:
 
 std::unique_ptr<Side> make_side(const SideOptions& options) { return std::make_unique<IceoryxSide>(options); }
 
-void start_peer(const PeerHandler& handler) {
+void start_peer(const PeerHandler& handler, int count) {
     if (!available()) return;
-    g_peer = std::make_unique<Child>([&handler](Child& self) -> int {
-        ::alarm(0);  // lives as long as the benchmark: it ends when told to or when the pipe closes
-        init_runtime(g_prefix + "peer");
-        self.send(PipeMsg{kReady});
-        for (;;) {
-            PipeMsg m;
-            if (!self.receive(m, milliseconds(1000))) continue;  // throws Stall once the parent is gone
-            // exit(), not a return (Child would _exit): the runtime's destructor unregisters
-            // from RouDi, whose shutdown would otherwise abort on a registered process gone.
-            if (m.kind == kQuit) std::exit(0);
-            handler(m, self);
+    if (count < 1 || count > kMaxPeers) throw Stall("iceoryx peers: 1 to " + std::to_string(kMaxPeers));
+    for (int i = 0; i < count; ++i) {
+        g_peers.push_back(std::make_unique<Child>([&handler, i](Child& self) -> int {
+            ::alarm(0);  // lives as long as the benchmark: it ends when told to or when the pipe closes
+            init_runtime(peer_name(i));
+            self.send(PipeMsg{kReady});
+            for (;;) {
+                PipeMsg m;
+                if (!self.receive(m, milliseconds(1000))) continue;  // throws Stall once the parent is gone
+                // exit(), not a return (Child would _exit): the runtime's destructor unregisters
+                // from RouDi, whose shutdown would otherwise abort on a registered process gone.
+                if (m.kind == kQuit) std::exit(0);
+                handler(m, self);
+            }
+        }));
+    }
+    for (auto& p : g_peers) {
+        PipeMsg m;
+        if (!p->receive(m, kReadyTimeout) || m.kind != kReady) {
+            throw Stall("an iceoryx peer process did not register with RouDi within 10 s");
         }
-    });
-    PipeMsg m;
-    if (!g_peer->receive(m, kReadyTimeout) || m.kind != kReady) {
-        throw Stall("the iceoryx peer process did not register with RouDi within 10 s");
     }
     init_runtime(g_prefix + "main");
 }
@@ -446,20 +456,21 @@ void start_peer(const PeerHandler& handler) {
 #else  // not built
 
 std::unique_ptr<Side> make_side(const SideOptions&) { throw Stall(absent()); }
-void start_peer(const PeerHandler&) {}
+void start_peer(const PeerHandler&, int) {}
 
 #endif
 
-Child& peer() {
-    if (!g_peer) throw Stall("the iceoryx peer is not running");
-    return *g_peer;
+Child& peer(int i) {
+    if (i < 0 || i >= peer_count()) throw Stall("the iceoryx peer " + std::to_string(i) + " is not running");
+    return *g_peers[static_cast<std::size_t>(i)];
 }
 
+int peer_count() noexcept { return static_cast<int>(g_peers.size()); }
+
 void stop_peer() {
-    if (!g_peer) return;
-    g_peer->send(PipeMsg{kQuit});
-    g_peer->join(milliseconds(10000), "iceoryx peer");
-    g_peer.reset();
+    for (auto& p : g_peers) p->send(PipeMsg{kQuit});
+    for (auto& p : g_peers) p->join(milliseconds(10000), "iceoryx peer");
+    g_peers.clear();
 }
 
 }  // namespace bench::iceoryx

@@ -40,6 +40,8 @@ namespace iceoryx {
 /// Pipe commands: 200 and up (the programs' own command kinds follow kFirstCommand).
 inline constexpr std::uint32_t kQuit = 200;
 inline constexpr std::uint32_t kFirstCommand = 210;
+/// gecko_bench's throughput and fan-out command: subscribe to link_name("data", a) and count (size b).
+inline constexpr std::uint32_t kSink = kFirstCommand + 1;
 
 /// Compiled with iceoryx.
 bool built() noexcept;
@@ -61,12 +63,15 @@ std::string roudi_note();
 
 using PeerHandler = std::function<void(const PipeMsg& command, Child& self)>;
 
-/// Forks the peer (which registers with RouDi, sends kReady, then calls
-/// `handler` per command until kQuit), waits for it (bounded), then registers
-/// this process. Only when available().
-void start_peer(const PeerHandler& handler);
-Child& peer();
-/// kQuit, then joins the peer (bounded).
+/// Forks `count` peers (each registers with RouDi, sends kReady, then calls
+/// `handler` per command until kQuit), waits for them (bounded), then
+/// registers this process. Only when available(). Several peers are several
+/// subscriber processes for the fan-out rows.
+void start_peer(const PeerHandler& handler, int count = 1);
+/// Peer `i` (0 <= i < peer_count()).
+Child& peer(int i = 0);
+int peer_count() noexcept;
+/// kQuit, then joins the peers (bounded).
 void stop_peer();
 
 /// The instance name of one link in a run: both processes derive it from `id`.

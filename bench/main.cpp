@@ -33,10 +33,12 @@ int main(int argc, char** argv) {
                              "also prints, per latency run, the echoing process's CPU time, minor page faults and context "
                              "switches per echo. Exits 2 if a side stalls (every receive has a timeout), 2 on bad usage");
     args.flag("--quick", options.quick, "few iterations (a smoke run, figures are rough)");
-    args.text("--only", only, "SECTION", "run one section: latency, throughput, codec or session", [](const std::string& v) {
-        return v == "latency" || v == "throughput" || v == "codec" || v == "session" ? ""
-                                                                                      : "latency, throughput, codec or session";
-    });
+    args.text("--only", only, "SECTION", "run one section: latency, throughput, fanout, codec or session",
+              [](const std::string& v) {
+                  return v == "latency" || v == "throughput" || v == "fanout" || v == "codec" || v == "session"
+                             ? ""
+                             : "latency, throughput, fanout, codec or session";
+              });
     args.text("--transport", transport, "ipc|tcp", "one transport only (latency, throughput, session)",
               [](const std::string& v) { return v == "ipc" || v == "tcp" ? "" : "ipc or tcp"; });
     args.integer("--size", options.only_size, 8, 1 << 30, "BYTES", "only the latency/throughput rows of this payload size");
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     if (!only.empty()) {
         options.latency = only == "latency";
         options.throughput = only == "throughput";
+        options.fanout = only == "fanout";
         options.codec = only == "codec";
         options.session = only == "session";
     }
@@ -65,7 +68,8 @@ int main(int argc, char** argv) {
     gecko::set_log_level(gecko::LogLevel::warn);
     try {
         // First, before anything forks: our own RouDi, and a supervisor process that stops it after the run.
-        bench::iceoryx::start((options.latency || options.throughput) && options.ipc && options.same_host);
+        bench::iceoryx::start((options.latency || options.throughput || options.fanout) && options.ipc &&
+                              options.same_host);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "gecko_bench: FAILED: %s\n", e.what());
         return 2;
@@ -106,11 +110,12 @@ int main(int argc, char** argv) {
             if (m.kind == bench::iceoryx::kFirstCommand) {
                 bench::latency_iceoryx_peer(m, self);
             } else {
-                bench::throughput_iceoryx_peer(m, self);
+                bench::throughput_iceoryx_peer(m, self);  // also the fan-out rows' subscribers
             }
-        });
+        }, options.fanout ? 8 : 1);
         if (options.latency) bench::run_latency(options);
         if (options.throughput) bench::run_throughput(options);
+        if (options.fanout) bench::run_fanout(options);
         bench::iceoryx::stop_peer();
         if (options.codec) bench::run_codec(options);
         if (session) {

@@ -5,8 +5,6 @@
 // process publishes, the iceoryx peer process subscribes and counts (in the
 // same rotation of runs as raw and gecko).
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,11 +25,7 @@ constexpr milliseconds kSetupTimeout{10000};
 constexpr int kSendHwm = 1000;    // raw ZMQ_SNDHWM = gecko PublisherOptions.send_queue (its default)
 constexpr int kRecvHwm = 10000;   // raw ZMQ_RCVHWM = gecko SubscriberOptions.receive_queue
 constexpr std::size_t kDepth = 1000;  // gecko SubscriberOptions.depth
-constexpr std::uint32_t kSink = iceoryx::kFirstCommand + 1;  // parent → iceoryx peer: a = run id, b = size
 
-/// iceoryx SubscriberOptions.queueCapacity: its maximum (256) for small payloads; 64 for
-/// large ones, which bounds the shared memory they take (RouDi's mempools, iceoryx.cpp).
-std::uint64_t iceoryx_queue(std::size_t size) { return size <= 64 * 1024 ? 256 : 64; }
 
 struct Case {
     std::size_t size;
@@ -55,14 +49,13 @@ struct Result {
     std::uint64_t send_failures = 0;  ///< iceoryx: loans that failed (counted in sent, never delivered)
 };
 
-std::uint64_t thread_cpu_us() {
-    rusage usage{};
-    ::getrusage(RUSAGE_THREAD, &usage);
-    return static_cast<std::uint64_t>((usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000 +
-                                      usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
+}  // namespace
 
-int subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& self) {
+/// iceoryx SubscriberOptions.queueCapacity: its maximum (256) for small payloads; 64 for
+/// large ones, which bounds the shared memory they take (RouDi's mempools, iceoryx.cpp).
+std::uint64_t iceoryx_queue(std::size_t size) { return size <= 64 * 1024 ? 256 : 64; }
+
+int throughput_subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& self) {
     SideOptions o;
     o.sub_endpoint = endpoint;
     o.recv_hwm = kRecvHwm;
@@ -113,11 +106,9 @@ int subscriber(Impl impl, const std::string& endpoint, std::size_t size, Child& 
     return 0;
 }
 
-}  // namespace
-
 void throughput_iceoryx_peer(const PipeMsg& command, Child& self) {
-    if (command.kind != kSink) throw Stall("iceoryx peer: not a throughput command");
-    subscriber(Impl::iceoryx, iceoryx::link_name("data", command.a), static_cast<std::size_t>(command.b), self);
+    if (command.kind != iceoryx::kSink) throw Stall("iceoryx peer: not a throughput command");
+    throughput_subscriber(Impl::iceoryx, iceoryx::link_name("data", command.a), static_cast<std::size_t>(command.b), self);
 }
 
 namespace {
@@ -133,12 +124,12 @@ Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_coun
     // The subscriber: a fresh process, or for iceoryx the peer process.
     std::unique_ptr<Child> fresh;
     if (iox) {
-        PipeMsg sink{kSink};
+        PipeMsg sink{iceoryx::kSink};
         sink.a = run_id;
         sink.b = size;
         iceoryx::peer().send(sink);
     } else {
-        fresh = std::make_unique<Child>([&](Child& self) { return subscriber(impl, endpoint, size, self); });
+        fresh = std::make_unique<Child>([&](Child& self) { return throughput_subscriber(impl, endpoint, size, self); });
     }
     Child& child = iox ? iceoryx::peer() : *fresh;
     Result result;

@@ -45,52 +45,6 @@ std::vector<Pairing> pairings() {
     return v;
 }
 
-// ---- where processes run, and what their threads cost ---------------------------------
-
-std::vector<pid_t> tasks_of(pid_t pid) {
-    std::vector<pid_t> out;
-    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (const dirent* e = ::readdir(d))
-            if (e->d_name[0] != '.') out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
-        ::closedir(d);
-    }
-    return out;
-}
-
-/// Every thread of `pid` may run on `cpus` only (threads it makes later inherit it).
-void pin(pid_t pid, const cpu_set_t& cpus) {
-    for (pid_t tid : tasks_of(pid)) ::sched_setaffinity(tid, sizeof cpus, &cpus);
-}
-
-/// CPU time (ns) and times scheduled in, summed over a process's threads.
-struct Usage {
-    double cpu_ns = 0, scheduled = 0;
-};
-
-Usage usage_of(pid_t pid) {
-    Usage u;
-    for (pid_t tid : tasks_of(pid)) {
-        std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
-        double run_ns = 0, wait_ns = 0, slices = 0;
-        if (f >> run_ns >> wait_ns >> slices) {
-            u.cpu_ns += run_ns;
-            u.scheduled += slices;
-        }
-    }
-    return u;
-}
-
-Usage usage_of(const std::vector<pid_t>& pids) {
-    Usage sum;
-    for (pid_t p : pids) {
-        const Usage u = usage_of(p);
-        sum.cpu_ns += u.cpu_ns;
-        sum.scheduled += u.scheduled;
-    }
-    return sum;
-}
-
 /// One pairing's run: round trips (µs) and, per measured step, both processes' cost.
 struct Measured {
     std::vector<double> rtt;
