@@ -525,23 +525,31 @@ TEST_CASE("connect refuses what is not a usable segment, with a reason", "[shm][
     CHECK(p.in->connect(p.locator(), why));
 }
 
+// Subscribes `p` to "a", links it, and prepares it to sleep (armed, nothing
+// queued); returns the path of its doorbell FIFO.
+std::string sleeping_subscriber(Pair& p) {
+    p.in->subscribe(interest(channel("a"), 1));
+    p.connect();
+    p.events();
+    Frame f;
+    CHECK_FALSE(p.in->take(f));
+    CHECK(p.in->prepare_wait());
+    std::string fifo;
+    for (const auto& e : p.dir.entries())
+        if (e.rfind("gecko-in-", 0) == 0) fifo = p.dir.path() + "/" + e;
+    REQUIRE_FALSE(fifo.empty());
+    return fifo;
+}
+
 TEST_CASE("a stale doorbell byte makes ready_now() say maybe once, and take() clears it", "[shm][ports]") {
     // What a node polling event_fd() directly needs: a publisher took our arm
     // and rang after we had already taken its frame (emulated by hand here).
     // (Named without a semicolon: catch_discover_tests splits names there,
     // and the halves match no test, which used to pass without running it.)
     Pair p;
-    p.in->subscribe(interest(channel("a"), 1));
-    p.connect();
-    p.events();
+    const std::string fifo = sleeping_subscriber(p);
     Frame f;
-    CHECK_FALSE(p.in->take(f));
-    CHECK(p.in->prepare_wait());  // armed
     CHECK_FALSE(p.in->ready_now());
-    std::string fifo;
-    for (const auto& e : p.dir.entries())
-        if (e.rfind("gecko-in-", 0) == 0) fifo = p.dir.path() + "/" + e;
-    REQUIRE_FALSE(fifo.empty());
     {
         const int fd = ::open(p.locator().substr(6).insert(0, p.dir.path() + "/").c_str(), O_RDWR);
         REQUIRE(fd >= 0);
@@ -573,16 +581,8 @@ TEST_CASE("a doorbell byte nobody owes wakes a sleeper once, and the next sleep 
     // The reader counts the bytes its taken arms owe and reads the FIFO only
     // then; a byte that comes without a taken arm must not wake every poll.
     Pair p;
-    p.in->subscribe(interest(channel("a"), 1));
-    p.connect();
-    p.events();
+    const std::string fifo = sleeping_subscriber(p);
     Frame f;
-    CHECK_FALSE(p.in->take(f));
-    CHECK(p.in->prepare_wait());
-    std::string fifo;
-    for (const auto& e : p.dir.entries())
-        if (e.rfind("gecko-in-", 0) == 0) fifo = p.dir.path() + "/" + e;
-    REQUIRE_FALSE(fifo.empty());
     const int bell = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
     REQUIRE(bell >= 0);
     REQUIRE(::write(bell, "xy", 2) == 2);
