@@ -237,11 +237,18 @@ cpu_set_t initial_affinity() {
     return initial;
 }
 
+int first_allowed_cpu() {
+    const cpu_set_t allowed = initial_affinity();
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) return c;
+    return 0;
+}
+
 cpu_set_t first_cpu() {
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    CPU_SET(0, &cpus);
-    return cpus;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first_allowed_cpu(), &one);
+    return one;
 }
 
 Usage usage_of(pid_t pid) {

@@ -139,7 +139,8 @@ std::vector<pid_t> tasks_of(pid_t pid);
 void pin(pid_t pid, const cpu_set_t& cpus);
 /// This process's CPU affinity as it started (what "spread" restores).
 cpu_set_t initial_affinity();
-/// Only CPU 0.
+/// The first CPU of initial_affinity() (0 unless this program was started under taskset), and a set of it alone.
+int first_allowed_cpu();
 cpu_set_t first_cpu();
 
 /// CPU time (ns) and times scheduled in, summed over a process's threads (/proc/PID/task/TID/schedstat).
@@ -187,6 +188,8 @@ void run_latency(const Options& options);
 void run_throughput(const Options& options);
 void run_codec(const Options& options);
 void run_fanout(const Options& options);
+/// The most subscriber processes of a fan-out row (main.cpp starts that many iceoryx peers).
+inline constexpr int kMaxFanout = 8;
 void run_session(const Options& options);
 /// The iceoryx peer process's ends of the latency and throughput runs (bench/iceoryx.hpp).
 void latency_iceoryx_peer(const PipeMsg& command, Child& self);

@@ -1,7 +1,7 @@
 // Fan-out: one publisher process → 1, 2, 4 and 8 subscriber processes over
 // shared memory, Gecko shm next to iceoryx in the same run, in both wake
 // regimes (every process free to use every CPU, and every process pinned to
-// CPU 0 as `taskset -c 0` does). A camera has several consumers: what a
+// one, as `taskset -c 0` does). A camera has several consumers: what a
 // publisher pays per message as they are added is the figure.
 //
 // The subscribers are the throughput section's (throughput_subscriber): Gecko's
@@ -27,8 +27,7 @@ namespace {
 constexpr std::uint64_t kProbeTag = std::uint64_t{1} << 62;
 constexpr milliseconds kSetupTimeout{10000};
 constexpr int kSendHwm = 1000;  // gecko send_queue per subscriber ring, as in the throughput section
-constexpr int kFanouts[] = {1, 2, 4, 8};
-constexpr int kMaxFanout = 8;
+constexpr int kFanouts[] = {1, 2, 4, kMaxFanout};
 constexpr int kWarmup = 64;  // large messages sent before the timed loop
 
 struct Case {
@@ -54,7 +53,6 @@ struct Result {
     std::uint64_t sub_cpu_us = 0, sub_cpu_msgs = 0;
     std::uint64_t gaps = 0, overwritten = 0, no_chunk = 0;
     int subscriber_runs = 0;         ///< subscribers × runs
-    int runs = 0;
 };
 
 Result run_once(Stack stack, Regime regime, int fanout, std::size_t size, std::uint64_t max_count, milliseconds duration) {
@@ -88,7 +86,6 @@ Result run_once(Stack stack, Regime regime, int fanout, std::size_t size, std::u
         pin(c->pid(), cpus);
     }
     Result result;
-    result.runs = 1;
     {
         SideOptions o;
         o.pub_endpoint = endpoint;
@@ -176,7 +173,6 @@ void add(Result& sum, const Result& r) {
     sum.overwritten += r.overwritten;
     sum.no_chunk += r.no_chunk;
     sum.subscriber_runs += r.subscriber_runs;
-    sum.runs += r.runs;
 }
 
 double mean_rate(const Result& r) { return r.subscriber_runs ? r.per_sub_rate_sum / r.subscriber_runs : 0.0; }
@@ -260,8 +256,8 @@ void run_fanout(const Options& options) {
         " run(s) per row, the stacks' order alternating. recv/s per sub = a subscriber's messages ÷ (its last receive − "
         "the first send), the mean over subscribers and runs, then the slowest. lost = 1 − received ÷ (sent × N). pub "
         "CPU = the publishing thread's CPU time ÷ messages sent; vs N=1 is how it grows with the subscribers (the issue "
-        "asks that Gecko's grow no faster than iceoryx's). one CPU: the publisher and every subscriber pinned to CPU 0 "
-        "(sched_setaffinity, as taskset -c 0). Gecko: the throughput section's sides (loans, send queue " +
+        "asks that Gecko's grow no faster than iceoryx's). one CPU: the publisher and every subscriber pinned to the first "
+        "CPU this program may use (sched_setaffinity, as taskset -c 0). Gecko: the throughput section's sides (loans, send queue " +
         std::to_string(kSendHwm) + " frames per subscriber ring). " +
         (with_iceoryx ? "iceoryx: " + std::to_string(kMaxFanout) + " peer processes, queue " +
                             std::to_string(iceoryx_queue(64)) + " (64 B) / " + std::to_string(iceoryx_queue(1 << 20)) +

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
             } else {
                 bench::throughput_iceoryx_peer(m, self);  // also the fan-out rows' subscribers
             }
-        }, options.fanout ? 8 : 1);
+        }, options.fanout ? bench::kMaxFanout : 1);
         if (options.latency) bench::run_latency(options);
         if (options.throughput) bench::run_throughput(options);
         if (options.fanout) bench::run_fanout(options);

@@ -4,7 +4,6 @@
 #include "iceoryx.hpp"
 #include "iceoryx_side.hpp"
 
-#include <dirent.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -291,15 +290,8 @@ void report(const AloneOptions& options, std::map<Key, Pooled>& pooled, int cpus
 }  // namespace
 
 void run_alone(const Scene& scene, const AloneOptions& options) {
-    cpu_set_t spread;
-    CPU_ZERO(&spread);
-    if (::sched_getaffinity(0, sizeof spread, &spread) != 0) throw Stall("cannot read this process's CPU affinity");
-    int first = -1;
-    for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
-        if (CPU_ISSET(c, &spread)) first = c;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
+    const cpu_set_t spread = initial_affinity();
+    const cpu_set_t one = first_cpu();
     std::vector<Pairing> list = pairings();
     if (!options.only.empty())
         list.erase(std::remove_if(list.begin(), list.end(),
@@ -342,7 +334,7 @@ void run_alone(const Scene& scene, const AloneOptions& options) {
     }
     pin(::getpid(), spread);
     if (peer) pin(iceoryx::peer().pid(), spread);
-    report(options, pooled, CPU_COUNT(&spread), first);
+    report(options, pooled, CPU_COUNT(&spread), first_allowed_cpu());
 }
 
 }  // namespace lockstep
