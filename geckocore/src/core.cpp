@@ -623,6 +623,7 @@ void Core::stop() noexcept { impl_->stopping = true; }
 const std::string& Core::endpoint() const noexcept { return impl_->endpoint; }
 
 std::string Core::secured_fingerprint() const { return impl_->security.fingerprint(); }
+std::string Core::accepted_fingerprint() const { return impl_->security.accepted_fingerprint(); }
 std::uint64_t Core::instance() const noexcept { return impl_->instance; }
 const CoreOptions& Core::options() const noexcept { return impl_->opt; }
 bool Core::multicast_active() const noexcept { return static_cast<bool>(impl_->listener); }

@@ -96,7 +96,9 @@ int main(int argc, char** argv) {
         else
             std::cout << ", registering with the host door on tcp port " << options.door_port;
         if (const auto fingerprint = core.secured_fingerprint(); !fingerprint.empty())
-            std::cout << ", secured (secret " << fingerprint << ")";
+            std::cout << ", secured (secret " << fingerprint
+                      << (core.accepted_fingerprint().empty() ? "" : ", also accepting " + core.accepted_fingerprint() + " during a rotation")
+                      << ")";
         std::cout << std::endl;
         running = &core;
         struct sigaction action {};

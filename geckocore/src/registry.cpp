@@ -92,6 +92,7 @@ Peer Table::peer_of(const Entity& e) const {
         p.pid = s->second.pid;
         p.pid_ns = s->second.pidns;
         p.locators = s->second.locators;
+        p.fingerprint = s->second.fingerprint;
     }
     return p;
 }

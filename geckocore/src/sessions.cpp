@@ -138,11 +138,13 @@ void Table::hello(const Origin& from, const wire::Value& root, std::uint64_t sid
     // unbounded, two registrations would make a push exceed a node's limit.
     auto host_id = discovery::get_str(root, "hostid").value_or("");
     auto pid_ns = discovery::get_str(root, "pidns").value_or("");
+    auto fingerprint = discovery::get_str(root, "fp").value_or("");
     std::string why = !secret || *secret == 0 ? "hello needs a secret" : "";
     if (why.empty()) why = check_node_text(node);
     if (why.empty() && !(why = check_node_text(node_host)).empty()) why = "host: " + why;
     if (why.empty() && !host_id.empty() && !(why = check_node_text(host_id)).empty()) why = "hostid: " + why;
     if (why.empty() && !pid_ns.empty() && !(why = check_node_text(pid_ns)).empty()) why = "pidns: " + why;
+    if (why.empty() && !fingerprint_text(fingerprint)) why = "fp: not 16 hexadecimal digits";
     if (why.empty() && !locators) why = "'locators' is not an array of strings";
     if (why.empty() && locators->size() > wire::max_locators)
         why = std::to_string(locators->size()) + " locators (at most " + std::to_string(wire::max_locators) + ")";
@@ -215,6 +217,7 @@ void Table::hello(const Origin& from, const wire::Value& root, std::uint64_t sid
     s.host_id = std::move(host_id);
     s.pid = static_cast<std::int32_t>(discovery::get_i64(root, "pid").value_or(0));
     s.pidns = std::move(pid_ns);
+    s.fingerprint = std::move(fingerprint);
     s.locators = std::move(*locators);
     s.local = s.host == me_.host && !s.pidns.empty() && s.pidns == me_.pidns && s.pid > 0;
     s.req_envelope = env;

@@ -84,6 +84,7 @@ struct Session {
     std::uint64_t id = 0;
     std::uint64_t secret = 0;
     std::string node, host, host_id, pidns;
+    std::string fingerprint;  // of the secret its node uses ("" if it named none): passed on in peer maps
     std::int32_t pid = 0;
     std::vector<std::string> locators;
     std::string route;    // ROUTER identity of its latest message

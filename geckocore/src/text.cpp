@@ -13,6 +13,14 @@ bool is_c1(std::string_view s, std::size_t i, std::size_t n) {
 
 }  // namespace
 
+bool fingerprint_text(std::string_view fingerprint) {
+    if (fingerprint.empty()) return true;
+    if (fingerprint.size() != 16) return false;
+    for (char c : fingerprint)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+
 std::string check_node_text(std::string_view name) {
     if (auto why = wire::check_node_name(name); !why.empty()) return why;
     for (std::size_t i = 0; i < name.size();) {

@@ -80,9 +80,12 @@ class DatagramGuard:
     """Checks the sealed datagrams one reader acts on, remembering the nonces
     it accepted; counts refusals per reason and logs the first of each."""
 
-    def __init__(self, mac_key, fingerprint, log=None):
+    def __init__(self, mac_key, fingerprint, log=None, accepted_mac_key=None, accepted_fingerprint=""):
         self.mac_key = mac_key
         self.fingerprint = fingerprint
+        # During a rotation (docs/SECURITY.md §9) the secret accepted beside it checks too, never seals.
+        self.accepted_mac_key = accepted_mac_key
+        self.accepted_fingerprint = accepted_fingerprint
         self.log = log
         self.refused = dict.fromkeys(REASONS, 0)
         self._accepted = {}  # nonce -> when (ms), oldest first (dicts keep insertion order)
@@ -99,9 +102,11 @@ class DatagramGuard:
         if (len(data) < len(MAC_MARKER) + MAC_SIZE or data[-MAC_SIZE - len(MAC_MARKER):-MAC_SIZE] != MAC_MARKER
                 or not isinstance(mac, bytes) or len(mac) != MAC_SIZE):
             return self._refuse("unsigned", fp, skew, message, sender)
-        if fp != self.fingerprint:
+        own = fp == self.fingerprint
+        if not own and not (self.accepted_fingerprint and fp == self.accepted_fingerprint):
             return self._refuse("other secret", fp, skew, message, sender)
-        if not hmac.compare_digest(mac_of(data[:-MAC_SIZE - len(MAC_MARKER)], self.mac_key), data[-MAC_SIZE:]):
+        key = self.mac_key if own else self.accepted_mac_key
+        if not hmac.compare_digest(mac_of(data[:-MAC_SIZE - len(MAC_MARKER)], key), data[-MAC_SIZE:]):
             return self._refuse("bad mac", fp, skew, message, sender)
         if skew is None or type(nonce) is not int:  # authentic but incomplete: a sender that does not follow §6
             return self._refuse("unsigned", fp, skew, message, sender)
@@ -163,7 +168,8 @@ class SealedSearch:
         self.key = key
         self.security = security
         self.find_timeout = find_timeout
-        self.guard = DatagramGuard(security.mac_key, security.fingerprint, log)
+        self.guard = DatagramGuard(security.mac_key, security.fingerprint, log, security.accepted_mac_key,
+                                   security.accepted_fingerprint)
         self.searching = True
         self.first_refused = None  # monotonic time of the first refusal since the last authentic answer
         self.why = ""              # what this program will say at the deadline ("": nothing to say)

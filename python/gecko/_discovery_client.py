@@ -66,6 +66,7 @@ class DiscoveryClient:
         self.handshake_failures = 0
         self._handshake_error = ""
         self.core_endpoint = ""
+        self.core_secret = ""  # the fingerprint whose server key the DEALER expects ("": the key's own)
         self.acked = False
         self.ever_acked = False
         self.last_hb = None  # what our last hb said: (entity count, digest)
@@ -103,6 +104,15 @@ class DiscoveryClient:
         self.handshake_failures = count_handshake_failures(self.monitor, self.handshake_failures)
         if self.handshake_failures < 3:
             return
+        curve = self.security.curve if self.security is not None else None
+        if curve is not None and curve.accepted_fingerprint and self.core_secret != curve.accepted_fingerprint:
+            # During a rotation the core may use the accepted secret: try its server key before giving up.
+            self.log.info("discovery: geckocore at %s refuses this node's own secret; trying the one it accepts "
+                          "(fingerprint %s)", self.core_endpoint, curve.accepted_fingerprint)
+            via_door = self.via_door
+            self.connect_to(self.core_endpoint, time.monotonic(), curve.accepted_fingerprint)
+            self.via_door = via_door
+            return
         why = handshake_refusal(self.opts.key, self.core_endpoint, self.security)
         self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
         self._handshake_error = why
@@ -120,8 +130,13 @@ class DiscoveryClient:
             out.append(self.dealer)
         return out
 
-    def connect_to(self, endpoint, now):
-        if (self.dealer is not None and endpoint == self.core_endpoint) or self.security_error:
+    def connect_to(self, endpoint, now, core_fingerprint=None):
+        """`core_fingerprint`: the secret whose server key to expect; None:
+        the one the core's datagram named, if any ("" : the key's own)."""
+        if core_fingerprint is None:
+            core_fingerprint = self.finder.core_fingerprints.get(endpoint, "")
+        if (self.dealer is not None and endpoint == self.core_endpoint and core_fingerprint == self.core_secret) \
+                or self.security_error:
             return
         self.via_door = False
         s = self.ctx.socket(zmq.DEALER)
@@ -131,7 +146,7 @@ class DiscoveryClient:
         s.setsockopt(zmq.RECONNECT_IVL, 100)
         s.setsockopt(zmq.RECONNECT_IVL_MAX, 0)
         if self.security is not None:
-            secure(s, self.security.curve, server=False)
+            secure(s, self.security.curve, server=False, peer_fingerprint=core_fingerprint)
         try:
             monitor = s.get_monitor_socket(HANDSHAKE_EVENTS)
         except zmq.ZMQError:
@@ -148,6 +163,7 @@ class DiscoveryClient:
         self.monitor = monitor
         self.handshake_failures = 0
         self.core_endpoint = endpoint
+        self.core_secret = core_fingerprint
         self.acked = False
         self.connected_at = now
         self.next_hello = now
@@ -192,9 +208,11 @@ class DiscoveryClient:
     # ---- messages out ----
 
     def send_hello(self):
+        secured = self.security is not None and self.security.secured
         return self.send(hello_msg(self.session, self.secret, self.opts.key, self.opts.name, self.host, self.host_id,
                                    self.pid, self.pid_ns, int(self.opts.lease * 1000), sorted(self.registrations),
-                                   [self.local_endpoint_for(l) for l in self.locators]))
+                                   [self.local_endpoint_for(l) for l in self.locators],
+                                   fp=self.security.fingerprint if secured else ""))
 
     def send_add(self, r):
         self.send(add_msg(self.session, self.secret, r))

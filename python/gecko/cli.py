@@ -37,14 +37,15 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 # ---- asking the core ----------------------------------------------------------------------
 
-def find_core(o, timeout, security=None):
+def find_core(o, timeout, security=None, found=None):
     """The endpoint of the core of o.key: by multicast, else at o.core (a
     core or a host door, which redirects). Raises Error("discovery"), or
     Error("security") when the core heard is secured and `security`
     (gecko.security.KeySecurity) has no secret, or the other way round. With
     the secret, queries are sealed and only authentic answers count; a plain
     core's answer, or one sealed with another secret, is the error when no
-    authentic one came within o.find_timeout (docs/SECURITY.md §6)."""
+    authentic one came within o.find_timeout (docs/SECURITY.md §6). A dict
+    `found` gets the fingerprint the core's datagram names ("fp")."""
     deadline = time.monotonic() + timeout
     secured = security is not None and security.secured
     if o.multicast_enabled:
@@ -75,6 +76,8 @@ def find_core(o, timeout, security=None):
                             raise Error("security", why)
                     host, port = disc.split_tcp(m["endpoint"])
                     if port:
+                        if found is not None and isinstance(m.get("fp"), str):
+                            found["fp"] = m["fp"]
                         return "tcp://%s:%d" % (addr, port) if disc.is_wildcard(host) else m["endpoint"]
         except OSError:
             pass
@@ -89,11 +92,11 @@ def find_core(o, timeout, security=None):
     return explicit
 
 
-def request(endpoint, msg, timeout, security=None):
+def request(endpoint, msg, timeout, security=None, peer_fingerprint=""):
     s = zmq.Context.instance().socket(zmq.REQ)
     s.setsockopt(zmq.LINGER, 0)
     if security is not None:
-        secure(s, security.curve, server=False)
+        secure(s, security.curve, server=False, peer_fingerprint=peer_fingerprint)
     s.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
     try:
         s.connect(endpoint)
@@ -114,9 +117,11 @@ def query(o, timeout=3.0):
     """The core's `list` answer for o.key (following a host door's redirect).
     With the key's secret, the query is a CURVE client (docs/SECURITY.md §5)."""
     security = KeySecurity.find(o.key)
-    endpoint = find_core(o, timeout, security)
+    found = {}
+    endpoint = find_core(o, timeout, security, found)
+    core_secret = found.get("fp", "")  # during a rotation, the core may use the accepted secret
     for _ in range(2):
-        m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout, security)
+        m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout, security, core_secret)
         if m["t"] == "redirect":
             host, port = disc.split_tcp(m.get("endpoint", ""))
             door_host, _ = disc.split_tcp(endpoint)
@@ -125,7 +130,7 @@ def query(o, timeout=3.0):
         if m["t"] == "error":
             raise Error("discovery", str(m.get("message", m.get("code"))))
         # Answered over a CURVE link made with the secret: the key is secured with it.
-        m["_secured_fingerprint"] = security.fingerprint if security.secured else ""
+        m["_secured_fingerprint"] = (core_secret or security.fingerprint) if security.secured else ""
         return m
     raise Error("protocol", "the host door redirected twice")
 

@@ -52,9 +52,13 @@ def query_msg(key, node, host, pid, security=None):
     return pack("query", key=key, node=node, host=host, pid=pid)
 
 
-def hello_msg(s, secret, key, node, host, hostid, pid, pidns, lease_ms, ids, locators, tool=False):
-    return pack("hello", s=s, secret=secret, key=key, node=node, host=host, hostid=hostid, pid=pid, pidns=pidns,
-                lease_ms=lease_ms, ids=list(ids), locators=list(locators), tool=tool)
+def hello_msg(s, secret, key, node, host, hostid, pid, pidns, lease_ms, ids, locators, tool=False, fp=""):
+    """`fp`: a secured node's fingerprint (docs/SECURITY.md §9), sent only when given."""
+    fields = dict(s=s, secret=secret, key=key, node=node, host=host, hostid=hostid, pid=pid, pidns=pidns,
+                  lease_ms=lease_ms, ids=list(ids), locators=list(locators), tool=tool)
+    if fp:
+        fields["fp"] = fp
+    return pack("hello", **fields)
 
 
 def add_msg(s, secret, reg):
@@ -207,6 +211,7 @@ class Finder:
         self.listener = None
         self.queries = 0
         self.answers = 0
+        self.core_fingerprints = {}  # core endpoint -> the fingerprint its sealed datagram named
         self.error = ""
         self.security_error = ""  # a core whose security differs from ours was heard: said once, never joined
         # A secured node's search: refused datagrams decide only after find_timeout, so the real core's
@@ -331,6 +336,8 @@ class Finder:
                 continue
             if is_wildcard(host):
                 endpoint = "tcp://%s:%d" % (addr, port)
+            # Its secret (during a rotation, maybe the one this node accepts): the server key to expect.
+            self.core_fingerprints[endpoint] = m.get("fp") if isinstance(m.get("fp"), str) else ""
             self.answers += 1
             out.append((endpoint, instance))
         return out

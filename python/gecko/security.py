@@ -35,9 +35,21 @@ BRIDGE_TOKEN = 5
 _MAX_FILE_SIZE = 256  # more than one line of digits and some whitespace: not a secret file
 
 CurveKeys = collections.namedtuple(
-    "CurveKeys", "zap_domain server_public server_secret client_public client_secret")
+    "CurveKeys", "zap_domain server_public server_secret client_public client_secret fingerprint "
+                 "accepted_fingerprint accepted_server_public accepted_client_public",
+    defaults=("", "", None, None))
 CurveKeys.__doc__ = """The CurveZMQ keys of a key (Z85 bytes, as libzmq takes them): the server pair
-(subkey 1), the client pair (subkey 2), and the ZAP domain "gecko/" + key."""
+(subkey 1), the client pair (subkey 2), the ZAP domain "gecko/" + key, the
+secret's fingerprint, and during a rotation (§9) the accepted secret's
+fingerprint and public keys ("" and None outside one)."""
+
+
+def server_public_for(curve, peer_fingerprint):
+    """The server key to expect of a peer whose secret has `peer_fingerprint`:
+    the accepted secret's when it names that one, else the key's own."""
+    if curve.accepted_fingerprint and peer_fingerprint == curve.accepted_fingerprint:
+        return curve.accepted_server_public
+    return curve.server_public
 
 
 def _error(text):
@@ -76,7 +88,14 @@ def secret_path(key):
 
 
 def read_secret_file(path):
-    """The 32 bytes of the secret file at `path`. Like ssh with its private
+    """The 32 bytes of the secret the file at `path` holds on its first line
+    (what a program uses; read_secret_file_both for a rotation's second)."""
+    return read_secret_file_both(path)[0]
+
+
+def read_secret_file_both(path):
+    """(own, accepted) secrets of the file at `path`: its first line, and
+    during a rotation (docs/SECURITY.md §9) its second (else None). Like ssh with its private
     keys, refuses a file that is not a regular file, is a symbolic link,
     belongs to another user, or that group or others may read or write."""
     try:
@@ -105,24 +124,36 @@ def read_secret_file(path):
         raise _error("cannot read the secret file %s: %s" % (path, e.strerror))
     finally:
         os.close(fd)
-    digits = data.strip(b" \t\r\n")
-    if len(data) > _MAX_FILE_SIZE or len(digits) != 2 * SECRET_SIZE or not all(
-            c in b"0123456789abcdefABCDEF" for c in digits):
+    lines = data.split()
+    if len(data) > _MAX_FILE_SIZE or not 1 <= len(lines) <= 2 or not all(
+            len(line) == 2 * SECRET_SIZE and all(c in b"0123456789abcdefABCDEF" for c in line) for line in lines) \
+            or len(data.strip(b" \t\r\n").splitlines()) != len(lines):
         raise _error("the secret file %s does not hold a secret: it must be one line of %d hexadecimal digits "
-                     "(`gecko keygen` writes one)" % (path, 2 * SECRET_SIZE))
-    return bytes.fromhex(digits.decode("ascii"))
+                     "(`gecko keygen` writes one), and during a rotation a second such line" % (path, 2 * SECRET_SIZE))
+    secrets = [bytes.fromhex(line.decode("ascii")) for line in lines]
+    if len(secrets) == 2 and secrets[0] == secrets[1]:
+        raise _error("the secret file %s holds the same secret on both lines: a rotation's second line is another "
+                     "secret" % path)
+    return secrets[0], (secrets[1] if len(secrets) == 2 else None)
 
 
 def find_secret(key):
     """The secret of `key`, or None when it has no secret file. Raises
     gecko.Error ("security") when GECKO_SECRET_FILE names a missing file, or
     the file is there but unusable (read_secret_file)."""
+    both = find_secrets(key)
+    return both[0] if both else None
+
+
+def find_secrets(key):
+    """(own, accepted) as read_secret_file_both, or None when `key` has no
+    secret file; raises as find_secret."""
     path = secret_path(key)
     if not os.path.lexists(path):
         if _env("GECKO_SECRET_FILE"):
             raise _error("GECKO_SECRET_FILE names %s, which does not exist" % path)
         return None
-    return read_secret_file(path)
+    return read_secret_file_both(path)
 
 
 def derive(secret, subkey_id):
@@ -139,29 +170,48 @@ def fingerprint(secret):
     return derive(secret, FINGERPRINT)[:8].hex()
 
 
+fingerprint_of = fingerprint  # for KeySecurity, whose attribute of that name hides the function
+
+
 def curve_key_pair(secret, subkey_id):
     """(public, secret) Z85 CurveZMQ keys whose secret key is subkey `subkey_id`."""
     secret_z85 = z85.encode(derive(secret, subkey_id))
     return zmq.curve_public(secret_z85), secret_z85
 
 
-def curve_keys(key, secret):
-    """The CurveKeys of `key` from its secret."""
+def curve_keys(key, secret, accepted=None):
+    """The CurveKeys of `key` from its secret (and, during a rotation, the
+    public keys of the secret it accepts too)."""
     server_public, server_secret = curve_key_pair(secret, CURVE_SERVER)
     client_public, client_secret = curve_key_pair(secret, CURVE_CLIENT)
-    return CurveKeys("gecko/" + key, server_public, server_secret, client_public, client_secret)
+    if accepted is None:
+        return CurveKeys("gecko/" + key, server_public, server_secret, client_public, client_secret, fingerprint(secret))
+    return CurveKeys("gecko/" + key, server_public, server_secret, client_public, client_secret, fingerprint(secret),
+                     fingerprint(accepted), curve_key_pair(accepted, CURVE_SERVER)[0],
+                     curve_key_pair(accepted, CURVE_CLIENT)[0])
 
 
 class KeySecurity:
     """A key's security as this process finds it: a secret (then CURVE on
     every ZeroMQ link) or none (plain)."""
 
-    def __init__(self, curve=None, fingerprint="", path="", mac_key=None, shm_key=None):
+    def __init__(self, curve=None, fingerprint="", path="", mac_key=None, shm_key=None, accepted=None):
         self.curve = curve              # CurveKeys, or None when not secured
         self.fingerprint = fingerprint  # "" when not secured
         self.path = path                # where the secret was looked for ("" if no path could be made)
         self.mac_key = mac_key          # subkey 3, which seals discovery datagrams (§6); None when not secured
         self.shm_key = shm_key          # subkey 4, which seals shared-memory segment headers (§8); None when not secured
+        # During a rotation (§9), the secret accepted beside it: its fingerprint and subkeys 3 and 4 ("", None outside one).
+        self.accepted_fingerprint = fingerprint_of(accepted) if accepted is not None else ""
+        self.accepted_mac_key = derive(accepted, MAC) if accepted is not None else None
+        self.accepted_shm_key = derive(accepted, SHM_MAC) if accepted is not None else None
+
+    @property
+    def shm_keys(self):
+        """The subkeys 4 a shared-memory reader accepts a segment's seal from (None when not secured)."""
+        if self.shm_key is None:
+            return None
+        return (self.shm_key,) + ((self.accepted_shm_key,) if self.accepted_shm_key is not None else ())
 
     @property
     def secured(self):
@@ -176,7 +226,9 @@ class KeySecurity:
             path = secret_path(key)
         except Error:
             return cls()  # neither XDG_CONFIG_HOME nor HOME: no store, so no secret
-        secret = find_secret(key)
-        if secret is None:
+        both = find_secrets(key)
+        if both is None:
             return cls(path=path)
-        return cls(curve_keys(key, secret), fingerprint(secret), path, derive(secret, MAC), derive(secret, SHM_MAC))
+        secret, accepted = both
+        return cls(curve_keys(key, secret, accepted), fingerprint(secret), path, derive(secret, MAC),
+                   derive(secret, SHM_MAC), accepted)

@@ -299,7 +299,8 @@ class ShmInPort:
         self.nonce = random.getrandbits(64)
         self.bell_path = os.path.join(directory, "gecko-in-%x-%d-%d-%016x" % (self.ns, self.pid, self.start, self.nonce))
         self.group_access = group_access
-        self.seal_key = seal_key  # in a secured key: map only segments sealed with it
+        # In a secured key: map only segments sealed with it (a tuple: with any of them, during a rotation).
+        self.seal_key = seal_key
         mode = 0o660 if group_access else 0o600
         os.mkfifo(self.bell_path, mode)
         try:
@@ -333,8 +334,10 @@ class ShmInPort:
 
     # ---- links ----
 
-    def connect(self, locator):
-        """Maps the segment of `locator` and claims a slot in it: "" if linked, else why not."""
+    def connect(self, locator, peer_fingerprint=""):
+        """Maps the segment of `locator` and claims a slot in it: "" if linked,
+        else why not. (`peer_fingerprint` is for CURVE links: a segment's seal
+        is checked with every key this port accepts.)"""
         if not locator.startswith("shm://"):
             return "not a shared-memory locator"
         name = locator[6:]
@@ -387,7 +390,11 @@ class ShmInPort:
         if h["owner_uid"] != st.st_uid:
             return "%s says its owner is uid %d, the file's is %d" % (path, h["owner_uid"], st.st_uid)
         if self.seal_key is not None:
-            check = check_seal(h, l.name, self.seal_key)
+            keys = self.seal_key if isinstance(self.seal_key, tuple) else (self.seal_key,)
+            check = check_seal(h, l.name, keys[0])
+            for other in keys[1:]:
+                if check == "other secret" and check_seal(h, l.name, other) == "sealed":
+                    check = "sealed"
             if check != "sealed":
                 self.stats["unsealed"] += 1
                 return path + (" is not sealed: its publisher holds no secret of this key (docs/SECURITY.md §8): not mapped"

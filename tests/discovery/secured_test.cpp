@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 using namespace gecko::detail;
@@ -48,19 +49,23 @@ gecko::security::Secret a_secret(std::uint8_t step = 7) {
     return gecko::security::Secret::from_bytes(b);
 }
 
-// A node that holds `secret` for `key`: CURVE links and sealed datagrams, as gecko::Node sets them.
-DiscoveryOptions secured_client(const std::string& key, const gecko::security::Secret& secret) {
+// A node that holds `secret` for `key` (and accepts `accepted`, during a
+// rotation): CURVE links and sealed datagrams, as gecko::Node sets them.
+DiscoveryOptions secured_client(const std::string& key, const gecko::security::Secret& secret,
+                                const gecko::security::Secret* accepted = nullptr) {
     auto o = multicast_client(key);
-    o.curve = std::make_shared<const gecko::net::CurveKeys>(gecko::security::curve_keys(key, secret));
-    o.seal = std::make_shared<const gecko::net::DatagramKey>(gecko::security::datagram_key(secret));
+    o.curve = std::make_shared<const gecko::net::CurveKeys>(gecko::security::curve_keys(key, secret, accepted));
+    o.seal = std::make_shared<const gecko::net::DatagramKey>(gecko::security::datagram_key(secret, accepted));
     return o;
 }
 
-// A core that finds `secret` for its key when it is made (GECKO_SECRET_FILE, then unset again).
+// A core that finds `secret` (and `accepted`) for its key when it is made
+// (GECKO_SECRET_FILE, then unset again).
 std::unique_ptr<gecko::core::Core> secured_core(const std::string& key, const gecko::security::Secret& secret,
-                                                const gecko::test::TempDir& dir) {
+                                                const gecko::test::TempDir& dir,
+                                                const gecko::security::Secret* accepted = nullptr) {
     const std::string file = dir.path() + "/core.secret";
-    secret.write_file(file);
+    gecko::security::SecretFile{secret, accepted ? std::optional<gecko::security::Secret>(*accepted) : std::nullopt}.write(file);
     ::setenv("GECKO_SECRET_FILE", file.c_str(), 1);
     std::unique_ptr<gecko::core::Core> core;
     try {
@@ -176,6 +181,24 @@ TEST_CASE("a node with another secret hears a secured core by multicast and says
     CHECK(client.core_endpoint().empty());
     // The core answered the node's queries all the same, and counted them as not authentic.
     CHECK(core->counters().datagrams_refused >= 1);
+}
+
+TEST_CASE("during a rotation a node finds by multicast a core that uses the secret it accepts, and joins it",
+          "[discovery][security][rotation]") {
+    const auto key = gecko::test::test_key("rotation-mc");
+    gecko::test::TempDir dir;
+    const auto old_one = a_secret(7), new_one = a_secret(13);
+    auto core = secured_core(key, old_one, dir, &new_one);  // round 1: the old secret, accepting the new
+    core->start();
+    DiscoveryClient switched(secured_client(key, new_one, &old_one));  // round 2: the new, accepting the old
+    REQUIRE_NOTHROW(switched.wait_for_core(20s));
+    CHECK(switched.core_endpoint() == core->endpoint());
+    CHECK(switched.security_error().empty());
+    // Its query was sealed with the new secret, which the core accepts: nothing refused.
+    CHECK(core->counters().datagrams_refused == 0);
+    // A node that finished the rotation early (the new secret alone) is told the fingerprints.
+    DiscoveryClient early(secured_client(key, new_one));
+    CHECK_THROWS_WITH(early.wait_for_core(20s), Contains("holds another secret (fingerprint " + old_one.fingerprint()));
 }
 
 TEST_CASE("forged plain announcements keep a secured node neither from its core nor make the core see another",

@@ -167,7 +167,68 @@ def test_key_store_rules(tmp_path, monkeypatch):
         security.KeySecurity.find("k")
 
 
+
 # ---- CurveZMQ with C++ programs through a secured core ----
+
+def write_rotation(path, own, accepted):
+    """A secret file during a rotation (docs/SECURITY.md §9): `own` used, `accepted` accepted too."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (own.hex() + "\n" + accepted.hex() + "\n").encode())
+    finally:
+        os.close(fd)
+    return str(path)
+
+
+@pytest.mark.parametrize("scheme", ["tcp", "shm"])
+def test_during_a_rotation_a_python_node_on_the_new_secret_talks_to_cpp_on_the_old(scheme, tmp_path, monkeypatch):
+    if scheme == "shm" and shm.UNAVAILABLE:
+        pytest.fail("no shared memory for Python: " + shm.UNAVAILABLE)
+    old, new = os.urandom(32), os.urandom(32)
+    unswitched = write_rotation(tmp_path / "unswitched.secret", old, new)  # round 1: old, accepting new
+    switched = write_rotation(tmp_path / "switched.secret", new, old)      # round 2: new, accepting old
+    key = "pyrot%d_%06x" % (os.getpid(), int.from_bytes(os.urandom(3), "little"))
+    core = SecuredCore(key, unswitched)
+    nodes, procs = [], []
+    try:
+        monkeypatch.setenv("GECKO_SECRET_FILE", switched)
+        transports = ("inproc", "tcp") if scheme == "tcp" else ("inproc", "ipc")
+        node = gecko.Node(key, "py_rotated", core=core.address, multicast_enabled=False, transports=transports,
+                          shared_memory="off" if scheme == "tcp" else "auto", tcp_address="127.0.0.1",
+                          ipc_directory=str(tmp_path))
+        nodes.append(node)
+        assert node.security.fingerprint == security.fingerprint(new)
+        assert node.security.accepted_fingerprint == security.fingerprint(old)
+        # GECKO_CORE names no secret: the node's own is refused, then the old one (which it accepts) joins.
+        assert node.wait_for_core(20), "the core on the old secret never acknowledged the switched Python node"
+        sub = node.subscriber("imu", Imu, depth=64)
+        pub_env = dict(GECKO_TRANSPORTS="tcp", GECKO_SHM="off") if scheme == "tcp" else \
+            dict(GECKO_TRANSPORTS="shm,ipc", GECKO_SHM="auto", GECKO_IPC_DIR=str(tmp_path))
+        imu = Proc([bin_path("pub_imu"), "--key", key], env=child_env(
+            key, GECKO_SECRET_FILE=unswitched, GECKO_CORE=core.address, GECKO_NO_MULTICAST="1", **pub_env))
+        procs.append(imu)
+        assert sub.receive(timeout=20.0) is not None, "no Imu from pub_imu on the old secret:\n" + "\n".join(imu.err)
+        eventually(lambda: [s for _, s in node._links_report()] == [scheme], 10, "a %s link" % scheme)
+        if scheme == "shm":
+            assert node.shm_info()["unsealed"] == 0  # sealed with the old secret, which it accepts
+
+        # The other way: a Python publisher on the new secret, gecko echo on the old one (ZAP admits its old client key).
+        pub = node.publisher("chatter", String)
+        echo = Proc([bin_path("gecko"), "echo", "--key", key, "chatter", "--count", "3", "--json"], env=child_env(
+            key, GECKO_SECRET_FILE=unswitched, GECKO_CORE=core.address, GECKO_NO_MULTICAST="1", **pub_env))
+        procs.append(echo)
+        assert pub.wait_for_subscribers(1, timeout=20.0), "gecko echo never subscribed:\n" + "\n".join(echo.err)
+        for i in range(3):
+            pub.publish(String(data="turn %d" % i))
+        assert echo.wait(20) == 0, "\n".join(echo.err)
+        assert [json.loads(l) for l in echo.out] == [{"data": "turn %d" % i} for i in range(3)]
+    finally:
+        for n in nodes:
+            n.close()
+        for p in procs:
+            p.stop()
+        core.stop()
+
 
 @pytest.mark.parametrize("scheme", ["tcp", "ipc"])
 def test_python_publisher_to_gecko_echo_over_curve(secured, scheme, tmp_path):

@@ -38,6 +38,12 @@ struct Home {
         s.write_file(path);
         return path;
     }
+    // A secret file during a rotation: `own` used, `accepted` accepted too (docs/SECURITY.md §9).
+    std::string secret_file(const std::string& name, const Secret& own, const Secret& accepted) const {
+        const std::string path = dir.path() + "/" + name + ".secret";
+        gecko::security::SecretFile{own, accepted}.write(path);
+        return path;
+    }
     // The environment of a process of the key; `secret` "" = no secret at all.
     SpawnOptions env(const std::string& secret, const std::string& core = "") const {
         SpawnOptions o;
@@ -80,6 +86,25 @@ Process node(const Home& /*home*/, const std::vector<std::string>& args, const S
     return Process::spawn(GECKO_TEST_NODE, args, env);
 }
 
+// A publisher (environment `pub_env`) sends `count` messages on `topic` to a
+// subscriber (`sub_env`), both over `transport` alone; every one must arrive.
+// Returns both processes' output.
+std::string exchange(const Home& home, const std::string& key, const std::string& topic, SpawnOptions pub_env,
+                     SpawnOptions sub_env, const std::string& transport, int count) {
+    pub_env.env["GECKO_TRANSPORTS"] = sub_env.env["GECKO_TRANSPORTS"] = transport;
+    const std::string n = std::to_string(count);
+    auto pub = node(home, {"pub", "--topic", topic, "--count", n, "--rate", "100", "--wait-subs", "1", "--key", key}, pub_env);
+    auto sub = node(home, {"sub", "--topic", topic, "--count", n, "--timeout-ms", "40000", "--key", key}, sub_env);
+    for (int i = 1; i <= count; ++i) {
+        const auto line = sub.out().wait_for("recv ", 40s);
+        INFO("subscriber output:\n" << sub.output() << "publisher output:\n" << pub.output());
+        REQUIRE(line);
+    }
+    CHECK(sub.wait(30s) == 0);
+    CHECK(pub.wait_for_line("published " + n, 30s));  // then it lingers until killed
+    return sub.output() + pub.output();
+}
+
 }  // namespace
 
 TEST_CASE("with the key's secret, processes exchange messages through a secured core over tcp, ipc and shm",
@@ -91,21 +116,39 @@ TEST_CASE("with the key's secret, processes exchange messages through a secured 
     // shm alone: a segment whose seal the reader refused would leave no link at all.
     for (const std::string& transport : {std::string("tcp"), std::string("ipc"), std::string("shm")}) {
         INFO("transport " << transport);
-        auto env = home.env(secret, core.address);
-        env.env["GECKO_TRANSPORTS"] = transport;
-        auto pub = node(home, {"pub", "--topic", "secret/" + transport, "--count", "50", "--rate", "100", "--wait-subs", "1", "--key", key}, env);
-        auto sub = node(home, {"sub", "--topic", "secret/" + transport, "--count", "50", "--timeout-ms", "30000", "--key", key}, env);
-        for (int i = 1; i <= 50; ++i) {
-            const auto line = sub.out().wait_for("recv ", 30s);
-            INFO("subscriber output:\n" << sub.output() << "publisher output:\n" << pub.output());
-            REQUIRE(line);
-        }
-        CHECK(sub.wait(30s) == 0);
-        CHECK(pub.wait_for_line("published 50", 30s));  // then it lingers until killed
-        const auto out = sub.output() + pub.output();
+        const auto out = exchange(home, key, "secret/" + transport, home.env(secret, core.address),
+                                  home.env(secret, core.address), transport, 50);
         CHECK(out.find("requires authentication") == std::string::npos);
         CHECK(out.find("refuses") == std::string::npos);
     }
+}
+
+TEST_CASE("during a rotation, processes on the old secret and on the new one exchange messages over tcp, ipc, shm",
+          "[security][curve][process][rotation]") {
+    Home home;
+    const std::string key = "sec-rot-" + std::to_string(::getpid());
+    const Secret old_one = secret_of(20), new_one = secret_of(21);
+    const auto unswitched = home.secret_file("unswitched", old_one, new_one);  // round 1: old, accepting new
+    const auto switched = home.secret_file("switched", new_one, old_one);      // round 2: new, accepting old
+    auto core = start_core(home, key, unswitched);
+    CHECK(core.proc.output().find("also accepting " + new_one.fingerprint()) != std::string::npos);
+    for (const std::string& transport : {std::string("tcp"), std::string("ipc"), std::string("shm")}) {
+        INFO("transport " << transport);
+        // The switched publisher reaches the core on the old secret's server key (after its own is
+        // refused: GECKO_CORE names no secret), the subscriber names the publisher's from the peer map.
+        const auto out = exchange(home, key, "rot/" + transport, home.env(switched, core.address),
+                                  home.env(unswitched, core.address), transport, 30);
+        CHECK(out.find("requires authentication") == std::string::npos);
+        CHECK(out.find("refuses this node's CURVE handshake") == std::string::npos);
+        // The switched publisher said how it reached the core.
+        CHECK(out.find("trying the one it accepts (fingerprint " + old_one.fingerprint() + ")") != std::string::npos);
+    }
+    // A program with a third secret is still refused, and says so.
+    auto outsider = node(home, {"sub", "--topic", "rot/tcp", "--count", "1", "--timeout-ms", "60000", "--key", key},
+                         home.env(home.secret_file("outsider", secret_of(22)), core.address));
+    const auto error = outsider.wait_for_line("refuses this node's CURVE handshake", 20s);
+    INFO("outsider output:\n" << outsider.output());
+    CHECK(error);
 }
 
 TEST_CASE("a process without the secret of a secured key gets a clear error within a bound", "[security][curve][process]") {

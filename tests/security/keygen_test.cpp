@@ -71,3 +71,39 @@ TEST_CASE("gecko keygen writes a key's secret to the key store, prints its finge
     const auto no_key = keygen({}, config.path());
     CHECK(no_key.code == 2);
 }
+
+TEST_CASE("gecko keygen rotates a key's secret in three rounds", "[security][keygen][rotation]") {
+    using gecko::security::SecretFile;
+    gecko::test::TempDir config;
+    const std::string path = config.path() + "/gecko/keys/dalek.secret";
+    REQUIRE(keygen({"--key", "dalek"}, config.path()).code == 0);
+    const std::string old_fp = SecretFile::read(path).own.fingerprint();
+    CHECK(keygen({"--key", "dalek", "--switch"}, config.path()).code == 1);  // no rotation started
+
+    const auto rotated = keygen({"--key", "dalek", "--rotate"}, config.path());  // round 1: old, accepting new
+    CHECK(rotated.code == 0);
+    const auto round1 = SecretFile::read(path);
+    CHECK(round1.own.fingerprint() == old_fp);
+    REQUIRE(round1.accepted);
+    const std::string new_fp = round1.accepted->fingerprint();
+    CHECK(new_fp != old_fp);
+    CHECK_THAT(rotated.out, Catch::Contains("also accepting " + new_fp) && Catch::Contains("--switch"));
+    CHECK_THAT(keygen({"--key", "dalek", "--rotate"}, config.path()).out, Catch::Contains("in a rotation already"));
+    CHECK_THAT(keygen({"--key", "dalek", "--fingerprint"}, config.path()).out,
+               Catch::Contains("fingerprint " + old_fp + ", also accepting " + new_fp));
+
+    CHECK(keygen({"--key", "dalek", "--switch"}, config.path()).code == 0);  // round 2: new, accepting old
+    const auto round2 = SecretFile::read(path);
+    CHECK(round2.own.fingerprint() == new_fp);
+    REQUIRE(round2.accepted);
+    CHECK(round2.accepted->fingerprint() == old_fp);
+
+    const auto finished = keygen({"--key", "dalek", "--finish"}, config.path());  // round 3: new alone
+    CHECK(finished.code == 0);
+    CHECK_THAT(finished.out, Catch::Contains(old_fp + " is no longer accepted"));
+    const auto round3 = SecretFile::read(path);
+    CHECK(round3.own.fingerprint() == new_fp);
+    CHECK_FALSE(round3.accepted);
+    CHECK(keygen({"--key", "dalek", "--finish"}, config.path()).code == 1);
+    CHECK(keygen({"--key", "dalek", "--rotate", "--switch"}, config.path()).code == 2);
+}

@@ -150,6 +150,9 @@ bool check_security(Report& report, const std::string& key, const std::vector<Co
     bool agree = true;
     if (here.secured())
         report.ok("this machine holds the key's secret (" + here.path() + ", fingerprint " + here.fingerprint() +
+                  (here.accepted_fingerprint().empty()
+                       ? std::string()
+                       : ", also accepting " + here.accepted_fingerprint() + " during a rotation") +
                   "): its programs' links are CURVE and their datagrams sealed");
     else
         report.info("no secret for key '" + key + "' here (looked at " + (here.path().empty() ? "nowhere: no HOME" : here.path()) +
@@ -161,6 +164,9 @@ bool check_security(Report& report, const std::string& key, const std::vector<Co
                         " turns security on)");
         } else if (c.secured && here.secured() && c.fingerprint == here.fingerprint()) {
             report.ok(who + " is secured with the same secret: every node it lists holds it");
+        } else if (c.secured && here.secured() && c.fingerprint == here.accepted_fingerprint()) {
+            report.ok(who + " is secured with the secret this machine accepts during the rotation (fingerprint " +
+                      c.fingerprint + "): they interoperate until the rotation finishes (docs/SECURITY.md §9)");
         } else {
             agree = false;
             if (c.secured && here.secured())

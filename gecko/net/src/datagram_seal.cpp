@@ -18,9 +18,8 @@ constexpr std::size_t sealed_tail = sizeof mac_marker + mac_size;
 constexpr std::int64_t replay_memory_ms = 2 * seal_window_ms;  // a nonce older than this is stale anyway
 constexpr std::size_t replay_capacity = 4096;
 
-void mac_of(const void* data, std::size_t size, const DatagramKey& key, std::uint8_t* out) {
-    crypto_generichash(out, mac_size, static_cast<const unsigned char*>(data), size, key.mac_key.data(),
-                       key.mac_key.size());
+void mac_of(const void* data, std::size_t size, const std::array<std::uint8_t, 32>& key, std::uint8_t* out) {
+    crypto_generichash(out, mac_size, static_cast<const unsigned char*>(data), size, key.data(), key.size());
 }
 
 std::uint64_t random_nonce() {
@@ -45,7 +44,7 @@ void seal(discovery::Writer& w, const DatagramKey& key, std::int64_t ts_ms, std:
     w.kv("nonce", nonce);
     w.kv("fp", key.fingerprint);
     std::uint8_t mac[mac_size];
-    mac_of(w.data(), w.size(), key, mac);
+    mac_of(w.data(), w.size(), key.mac_key, mac);
     w.key("mac");
     w.packer().pack_bin(mac_size);
     w.packer().pack_bin_body(reinterpret_cast<const char*>(mac), mac_size);
@@ -82,12 +81,13 @@ DatagramGuard::Verdict DatagramGuard::check(const char* data, std::size_t size, 
         return refuse(v);
     }
     v.fingerprint = discovery::get_str(message.root(), "fp").value_or("");
-    if (v.fingerprint != key_->fingerprint) {
+    const bool own = v.fingerprint == key_->fingerprint;
+    if (!own && (key_->accepted_fingerprint.empty() || v.fingerprint != key_->accepted_fingerprint)) {
         v.check = SealCheck::other_secret;
         return refuse(v);
     }
     std::uint8_t expected[mac_size];
-    mac_of(bytes, size - sealed_tail, *key_, expected);
+    mac_of(bytes, size - sealed_tail, own ? key_->mac_key : key_->accepted_mac_key, expected);
     if (sodium_memcmp(expected, bytes + size - mac_size, mac_size) != 0) {
         v.check = SealCheck::bad_mac;
         return refuse(v);
@@ -124,7 +124,8 @@ std::string DatagramGuard::explain(const Verdict& v) const {
         case SealCheck::other_secret: {
             std::string fp;  // shown, never trusted: keep it printable
             for (char c : v.fingerprint.substr(0, 64)) fp += (c > 0x20 && c < 0x7f) ? c : '?';
-            return "it is sealed with another secret (fingerprint " + fp + "; this program's is " + key_->fingerprint + ")";
+            return "it is sealed with another secret (fingerprint " + fp + "; this program's is " + key_->fingerprint +
+                   (key_->accepted_fingerprint.empty() ? "" : ", and it accepts " + key_->accepted_fingerprint) + ")";
         }
         case SealCheck::bad_mac: return "its MAC is wrong: forged, or damaged";
         case SealCheck::stale:

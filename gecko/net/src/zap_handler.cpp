@@ -186,11 +186,13 @@ Handlers& handlers() {
 
 ZapAdmission::ZapAdmission(std::shared_ptr<zmq::context_t> context, const CurveKeys& keys, std::string log_name)
     : domain_(keys.zap_domain) {
-    if (keys.client_public.size() != 40)
-        throw Error(Errc::security, "ZAP admission for '" + keys.zap_domain + "': the client key is not 40 Z85 characters");
-    client_key_.resize(32);
-    if (!zmq_z85_decode(reinterpret_cast<std::uint8_t*>(client_key_.data()), keys.client_public.c_str()))
-        throw Error(Errc::security, "ZAP admission for '" + keys.zap_domain + "': the client key is not Z85");
+    for (const std::string* z85 : {&keys.client_public, &keys.accepted_client_public}) {
+        if (z85 != &keys.client_public && z85->empty()) continue;  // no rotation
+        std::string key(32, '\0');
+        if (z85->size() != 40 || !zmq_z85_decode(reinterpret_cast<std::uint8_t*>(key.data()), z85->c_str()))
+            throw Error(Errc::security, "ZAP admission for '" + keys.zap_domain + "': a client key is not 40 Z85 characters");
+        client_keys_.push_back(std::move(key));
+    }
     auto& h = handlers();
     std::lock_guard<std::mutex> lock(h.mutex);
     auto& slot = h.by_context[context.get()];
@@ -199,13 +201,13 @@ ZapAdmission::ZapAdmission(std::shared_ptr<zmq::context_t> context, const CurveK
         handler_ = std::make_shared<ZapHandler>(std::move(context), std::move(log_name));
         slot = handler_;
     }
-    handler_->add(domain_, client_key_);
+    for (const auto& key : client_keys_) handler_->add(domain_, key);
 }
 
 ZapAdmission::~ZapAdmission() {
     auto& h = handlers();
     std::lock_guard<std::mutex> lock(h.mutex);
-    handler_->remove(domain_, client_key_);
+    for (const auto& key : client_keys_) handler_->remove(domain_, key);
     handler_.reset();  // the last admission stops the handler here, under the lock
     for (auto it = h.by_context.begin(); it != h.by_context.end();)
         it = it->second.expired() ? h.by_context.erase(it) : std::next(it);

@@ -38,7 +38,7 @@ zmq::socket_t make_socket(zmq::context_t& context, zmq::socket_type type, const 
             const int on = 1;
             if (zmq_setsockopt(s.handle(), zap_enforce_domain, &on, sizeof on) != 0) throw zmq::error_t();
         } else {
-            s.set(zmq::sockopt::curve_serverkey, k.server_public);
+            s.set(zmq::sockopt::curve_serverkey, k.server_public_for(o.curve_peer_fingerprint));
             s.set(zmq::sockopt::curve_publickey, k.client_public);
             s.set(zmq::sockopt::curve_secretkey, k.client_secret);
         }

@@ -48,7 +48,7 @@ std::string secret_path(const std::string& key) {
     return config + "/gecko/keys/" + file_name_of(key);
 }
 
-std::optional<Secret> find_secret(const std::string& key) {
+std::optional<SecretFile> find_secret_file(const std::string& key) {
     const std::string path = secret_path(key);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) {
@@ -56,7 +56,13 @@ std::optional<Secret> find_secret(const std::string& key) {
             throw Error(Errc::security, "GECKO_SECRET_FILE names " + path + ", which does not exist");
         return std::nullopt;
     }
-    return Secret::read_file(path);
+    return SecretFile::read(path);
+}
+
+std::optional<Secret> find_secret(const std::string& key) {
+    auto file = find_secret_file(key);
+    if (!file) return std::nullopt;
+    return file->own;
 }
 
 }  // namespace gecko::security

@@ -72,7 +72,13 @@ Secret Secret::from_bytes(const Bytes& bytes) {
 
 Secret::~Secret() { sodium_memzero(bytes_.data(), bytes_.size()); }
 
-Secret Secret::read_file(const std::string& path) {
+Secret Secret::read_file(const std::string& path) { return SecretFile::read(path).own; }
+
+bool Secret::same_as(const Secret& other) const noexcept {
+    return sodium_memcmp(bytes_.data(), other.bytes_.data(), size) == 0;
+}
+
+SecretFile SecretFile::read(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         if (errno == ELOOP) throw security_error("the secret file " + path + " is a symbolic link; name the file itself");
@@ -104,31 +110,47 @@ Secret Secret::read_file(const std::string& path) {
         got += static_cast<std::size_t>(n);
         if (got == sizeof text - 1) break;
     }
-    Secret s;
-    std::size_t digits = 0;
+    // At most two secrets, each 64 digits on a line of its own.
+    Secret found[2] = {Secret(), Secret()};
+    std::size_t count = 0, digits = 0;
     bool bad = got == sizeof text - 1;
     for (std::size_t i = 0; i < got && !bad; ++i) {
         const char c = text[i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            if (digits != 0 && digits != 2 * size) bad = true;  // whitespace inside the digits
+        if (c == '\n' || c == '\r') {
+            if (digits != 0 && digits != 2 * Secret::size) bad = true;
+            if (digits == 2 * Secret::size) ++count, digits = 0;
+            continue;
+        }
+        if (c == ' ' || c == '\t') {
+            if (digits != 0 && digits != 2 * Secret::size) bad = true;  // whitespace inside the digits
             continue;
         }
         const int v = hex_digit(c);
-        if (v < 0 || digits >= 2 * size) {
+        if (v < 0 || digits >= 2 * Secret::size || count >= 2) {
             bad = true;
             break;
         }
-        s.bytes_[digits / 2] = static_cast<std::uint8_t>(s.bytes_[digits / 2] | (v << (digits % 2 ? 0 : 4)));
+        auto& b = found[count].bytes_;
+        b[digits / 2] = static_cast<std::uint8_t>(b[digits / 2] | (v << (digits % 2 ? 0 : 4)));
         ++digits;
     }
+    if (digits == 2 * Secret::size && count < 2) ++count, digits = 0;
     sodium_memzero(text, sizeof text);
-    if (bad || digits != 2 * size)
+    if (bad || digits != 0 || count == 0)
         throw security_error("the secret file " + path + " does not hold a secret: it must be one line of " +
-                             std::to_string(2 * size) + " hexadecimal digits (`gecko keygen` writes one)");
-    return s;
+                             std::to_string(2 * Secret::size) +
+                             " hexadecimal digits (`gecko keygen` writes one), and during a rotation a second such line");
+    if (count == 2 && found[0].same_as(found[1]))
+        throw security_error("the secret file " + path +
+                             " holds the same secret on both lines: a rotation's second line is another secret");
+    SecretFile file{found[0], std::nullopt};
+    if (count == 2) file.accepted = found[1];
+    return file;
 }
 
-void Secret::write_file(const std::string& path, bool replace) const {
+void Secret::write_file(const std::string& path, bool replace) const { SecretFile{*this, std::nullopt}.write(path, replace); }
+
+void SecretFile::write(const std::string& path, bool replace) const {
     if (path.empty()) throw security_error("no path to write the secret to");
     struct stat st {};
     if (!replace && ::lstat(path.c_str(), &st) == 0)
@@ -138,10 +160,16 @@ void Secret::write_file(const std::string& path, bool replace) const {
     const std::string temp = path + ".new." + std::to_string(::getpid());
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) throw security_error("cannot write the secret file " + temp + ": " + errno_text());
-    char text[2 * size + 2];
-    for (std::size_t i = 0; i < size; ++i) std::snprintf(text + 2 * i, 3, "%02x", bytes_[i]);
-    text[2 * size] = '\n';
-    const bool written = ::write(fd, text, 2 * size + 1) == static_cast<ssize_t>(2 * size + 1) && ::fsync(fd) == 0;
+    constexpr std::size_t line = 2 * Secret::size + 1;
+    char text[2 * line + 1];
+    std::size_t length = 0;
+    for (const Secret* s : {&own, accepted ? &*accepted : nullptr}) {
+        if (!s) continue;
+        for (std::size_t i = 0; i < Secret::size; ++i) std::snprintf(text + length + 2 * i, 3, "%02x", s->bytes_[i]);
+        text[length + 2 * Secret::size] = '\n';
+        length += line;
+    }
+    const bool written = ::write(fd, text, length) == static_cast<ssize_t>(length) && ::fsync(fd) == 0;
     const std::string why = written ? "" : errno_text();
     sodium_memzero(text, sizeof text);
     ::close(fd);

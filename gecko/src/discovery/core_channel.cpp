@@ -18,7 +18,7 @@ namespace gecko::detail {
 
 namespace {
 
-// The process's channels by (endpoint, key). Weak: a channel lives as long as
+// The process's channels by (endpoint, key + the core's secret). Weak: a channel lives as long as
 // one of its members holds it.
 struct Registry {
     std::mutex mutex;
@@ -43,7 +43,8 @@ CoreChannel::~CoreChannel() {
 
 std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, const std::string& key, bool shared,
                                                std::uint64_t session, std::shared_ptr<Inbox> inbox,
-                                               std::shared_ptr<const net::CurveKeys> curve) {
+                                               std::shared_ptr<const net::CurveKeys> curve,
+                                               const std::string& core_fingerprint) {
     auto& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.pid != ::getpid()) {
@@ -51,7 +52,7 @@ std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, cons
         r.channels.clear();  // weak references only: nothing of the parent is touched
         r.pid = ::getpid();
     }
-    auto& list = r.channels[{endpoint, key}];
+    auto& list = r.channels[{endpoint, key + '/' + core_fingerprint}];
     list.erase(std::remove_if(list.begin(), list.end(), [](const auto& w) { return w.expired(); }), list.end());
     if (shared) {
         for (const auto& weak : list) {
@@ -70,6 +71,7 @@ std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, cons
     so.reconnect_max = std::chrono::milliseconds(0);  // no back-off: a restarted core is found within 100 ms
     so.curve = std::move(curve);
     so.curve_role = net::CurveRole::client;
+    so.curve_peer_fingerprint = core_fingerprint;
     auto context = net::process_context();
     zmq::socket_t s = net::make_socket(*context, zmq::socket_type::dealer, so);
     // Handshake events: a core that refuses our handshake (security differs)

@@ -44,11 +44,14 @@ public:
     /// A channel to `endpoint` (for nodes of `key`) with room for `session`:
     /// one this process already has, or a new connection (always a new one
     /// when `shared` is false; such a channel is never shared either).
-    /// With `curve` (a secured key) the connection is a CURVE client's.
+    /// With `curve` (a secured key) the connection is a CURVE client's,
+    /// expecting the server key of the secret `core_fingerprint` names
+    /// (CurveKeys::server_public_for; "": the key's own).
     /// @throws zmq::error_t when the socket cannot be made or connected.
     static std::shared_ptr<CoreChannel> join(const std::string& endpoint, const std::string& key, bool shared,
                                              std::uint64_t session, std::shared_ptr<Inbox> inbox,
-                                             std::shared_ptr<const net::CurveKeys> curve = nullptr);
+                                             std::shared_ptr<const net::CurveKeys> curve = nullptr,
+                                             const std::string& core_fingerprint = {});
 
     CoreChannel(const CoreChannel&) = delete;
     CoreChannel& operator=(const CoreChannel&) = delete;

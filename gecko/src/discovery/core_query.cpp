@@ -158,11 +158,14 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         if (offset != 0) request.kv("offset", offset);
         (void)dealer->send(zmq::const_buffer(request.data(), request.size()), zmq::send_flags::dontwait);
     };
-    auto connect = [&](const std::string& ep) {
+    std::string core_secret;  // the core's fingerprint, from its sealed datagram ("": the key's own)
+    auto connect = [&](const std::string& ep, const std::string& fingerprint = {}) {
         net::SocketOptions so;
         so.max_message_size = discovery::max_zmq_message;
         so.curve = security.curve();
         so.curve_role = net::CurveRole::client;
+        so.curve_peer_fingerprint = fingerprint;  // during a rotation, the core may use the accepted secret
+        core_secret = fingerprint;
         dealer.emplace(net::make_socket(*context, zmq::socket_type::dealer, so));
         dealer->connect(ep);  // not `immediate`: the request waits in the queue for the connection
         endpoint = ep;
@@ -198,7 +201,7 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
             for (const auto& a : answers)
                 if (auto why = core_security_mismatch(options.key, a, security.secured(), security.path()); !why.empty())
                     throw Error(Errc::security, why);
-            if (!dealer && !answers.empty()) connect(answers.front().endpoint);
+            if (!dealer && !answers.empty()) connect(answers.front().endpoint, answers.front().fingerprint);
         }
         if (!dealer)
             if (auto why = refused_core_verdict(options.key, finder, security.path(), Clock::now(), find_timeout); !why.empty())
@@ -210,7 +213,9 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         std::uint64_t next = 0;
         if (read_list_page(data, reply.size(), graph, next)) {
             graph.core_endpoint = endpoint;
-            graph.secured_fingerprint = security.fingerprint();  // the CURVE handshake with it succeeded
+            // The CURVE handshake with it succeeded: with this secret, or during a rotation the accepted one.
+            if (security.secured())
+                graph.secured_fingerprint = core_secret.empty() ? security.fingerprint() : core_secret;
             if (next == 0 || ++pages >= max_pages) return graph;
             send_list(next);
             continue;

@@ -35,7 +35,9 @@ std::vector<std::uint64_t> DiscoveryClient::Impl::ids() const {
 }
 
 bool DiscoveryClient::Impl::send_hello() {
-    discovery::Writer w("hello", 12);
+    // A secured node names its secret, so that during a rotation its peers
+    // know which server key to expect of it (docs/SECURITY.md §9).
+    discovery::Writer w("hello", secured() ? 13 : 12);
     w.kv("s", session);
     w.kv("secret", secret);
     w.kv("key", opt.key);
@@ -50,6 +52,7 @@ bool DiscoveryClient::Impl::send_hello() {
     for (const auto& l : opt.locators) locators.push_back(local_endpoint_for(l));
     w.kv("locators", locators);
     w.kv("tool", false);
+    if (secured()) w.kv("fp", opt.curve->fingerprint);
     return send(w);
 }
 
@@ -93,11 +96,12 @@ void DiscoveryClient::Impl::send_stats() {
     stats_pending = false;
 }
 
-void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_point now) {
-    if (channel && endpoint == core_endpoint) return;
+void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_point now,
+                                      const std::string& core_fingerprint) {
+    if (channel && endpoint == core_endpoint && core_fingerprint == core_secret) return;
     via_door = false;
     try {
-        auto joined = CoreChannel::join(endpoint, opt.key, share, session, inbox, opt.curve);
+        auto joined = CoreChannel::join(endpoint, opt.key, share, session, inbox, opt.curve, core_fingerprint);
         leave_channel();
         channel = std::move(joined);
     } catch (const zmq::error_t& e) {
@@ -109,6 +113,7 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
         std::lock_guard<std::mutex> lock(state_mutex);
         core_endpoint = endpoint;
     }
+    core_secret = core_fingerprint;
     acked = false;
     hellos_sent = 0;
     early_adds = false;
@@ -224,7 +229,7 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
             if (security_mismatch(answer)) continue;
             if (answer.endpoint != core_endpoint) {
                 if (!acked) {
-                    connect_to(answer.endpoint, now);
+                    connect_to(answer.endpoint, now, answer.fingerprint);
                 } else if (answer.instance != instance) {
                     if (other_cores_warned.size() >= 64) other_cores_warned.clear();
                     std::string more;
@@ -496,6 +501,17 @@ bool DiscoveryClient::Impl::security_mismatch(const net::CoreAnswer& answer) {
 // every 100 ms), so that a core restarting mid-handshake is not mistaken.
 void DiscoveryClient::Impl::check_handshakes() {
     if (!security_error.empty() || channel->handshake_failures() < 3) return;
+    // During a rotation the core may use the accepted secret: try its server key before giving up.
+    if (secured() && !opt.curve->accepted_fingerprint.empty() && core_secret != opt.curve->accepted_fingerprint) {
+        log.info("discovery: geckocore at " + core_endpoint + " refuses this node's own secret; trying the one it accepts (fingerprint " +
+                 opt.curve->accepted_fingerprint + ")");
+        const std::string endpoint = core_endpoint;
+        const bool door = via_door;
+        leave_channel();
+        connect_to(endpoint, Clock::now(), opt.curve->accepted_fingerprint);
+        via_door = door;
+        return;
+    }
     // The host door is plain (docs/SECURITY.md §5): a secured node given its
     // address meets this refusal, and nothing in the handshake tells a door
     // from a core.

@@ -71,6 +71,7 @@ struct DiscoveryClient::Impl {
     std::atomic<bool> acked{false};
     std::atomic<std::uint64_t> instance{0};
     std::string core_endpoint;   // the one the DEALER is connected to
+    std::string core_secret;     // the fingerprint whose server key the DEALER expects ("": the key's own)
     std::string attempts;        // CoreFinder::describe(), refreshed by the thread
     std::string security_error;  // set once, for good (DiscoveryClient::security_error)
 
@@ -144,7 +145,8 @@ struct DiscoveryClient::Impl {
     void leave_channel();
     void sync_watches();
     void say_goodbye();
-    void connect_to(const std::string& endpoint, Clock::time_point now);
+    /// `core_fingerprint`: the secret its sealed datagram names ("" when unknown: the key's own).
+    void connect_to(const std::string& endpoint, Clock::time_point now, const std::string& core_fingerprint = {});
     bool send(const discovery::Writer& w);
     bool send_hello();
     void send_add(const Registration& r);

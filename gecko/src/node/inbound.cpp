@@ -153,10 +153,12 @@ void Inbound::remove_sink(Sink& sink, const std::string& announcement) {
 
 void Inbound::connect(const std::string& locator) { connect(std::vector<std::string>{locator}); }
 
-void Inbound::connect(const std::vector<std::string>& candidates) {
+void Inbound::connect(const std::vector<std::string>& candidates, const std::string& peer_fingerprint) {
     if (candidates.empty()) return;
-    run([this, candidates] {
+    run([this, candidates, peer_fingerprint] {
         if (connections_.count(candidates.front())) return;
+        if (peer_fingerprint.empty()) peer_secrets_.erase(candidates.front());
+        else peer_secrets_[candidates.front()] = peer_fingerprint;
         // Already being retried (discovery pushes a peer set again with every
         // change and heartbeat): one retry per link, not one per push.
         for (auto& r : retries_)
@@ -178,6 +180,12 @@ void Inbound::connect(const std::vector<std::string>& candidates) {
     });
 }
 
+const std::string& Inbound::peer_secret(const std::string& link) const {
+    static const std::string none;
+    const auto it = peer_secrets_.find(link);
+    return it == peer_secrets_.end() ? none : it->second;
+}
+
 bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later, std::size_t from) {
     const std::string& link = candidates.front();
     refused.clear();  // why the better candidates could not serve
@@ -186,7 +194,7 @@ bool Inbound::try_link(const std::vector<std::string>& candidates, std::string& 
         const std::string& locator = candidates[k];
         InPort* port = port_for(locator);
         std::string why = "no transport of this node serves '" + std::string(scheme_of(locator)) + "://'";
-        if (port && port->connect(locator, why)) {
+        if (port && port->connect_with_secret(locator, peer_secret(link), why)) {
             {
                 std::lock_guard<std::mutex> lock(connections_mutex_);
                 connections_.emplace(link, locator);
@@ -251,6 +259,7 @@ void Inbound::disconnect(const std::string& locator) {
                        retries_.end());
         has_retries_ = !retries_.empty();
         candidates_.erase(locator);
+        peer_secrets_.erase(locator);
         const auto it = connections_.find(locator);
         if (it == connections_.end()) return;
         const std::size_t i = port_index(it->second);
@@ -316,7 +325,7 @@ void Inbound::relink_dropped(Clock::time_point now) {
         for (auto k = all.begin(); k != all.end() && *k != current && !better; ++k) {
             InPort* port = port_for(*k);
             std::string why;
-            if (!port || !port->connect(*k, why)) continue;
+            if (!port || !port->connect_with_secret(*k, peer_secret(u->link), why)) continue;
             better = true;
             const std::size_t was = port_index(current);
             if (was < ports_.size()) {

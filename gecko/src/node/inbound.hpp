@@ -74,7 +74,9 @@ public:
     /// Connects to another node through the first of `candidates` (its
     /// usable locators, best first) that opens; says once why a better one
     /// could not. The link is known by `candidates.front()` to disconnect().
-    void connect(const std::vector<std::string>& candidates);
+    /// `peer_fingerprint`: the secret the peer's listening sockets use, when
+    /// it named one (a rotation: InPort::connect_with_secret).
+    void connect(const std::vector<std::string>& candidates, const std::string& peer_fingerprint = {});
     void disconnect(const std::string& locator);
     /// The locator each link uses, by the link's name (its best locator): it
     /// differs when the link fell back (any thread).
@@ -141,6 +143,7 @@ private:
     // From candidates[from] on; the link is named by candidates.front().
     bool try_link(const std::vector<std::string>& candidates, std::string& refused, bool& later,
                   std::size_t from = 0);  // io_ held
+    const std::string& peer_secret(const std::string& link) const;  // "" when its peer named none
     void warn_unusable(const std::string& refused);
     void retry_links(Clock::time_point now);                                   // io_ held
 
@@ -228,6 +231,7 @@ private:
     };
     static constexpr std::chrono::milliseconds relink_every{100}, upgrade_first{1000}, upgrade_max{30000};
     std::map<std::string, std::vector<std::string>> candidates_;  // io holder only: each link's locators, best first
+    std::map<std::string, std::string> peer_secrets_;             // io holder only: each link's peer's fingerprint, if named
     std::vector<Upgrade> upgrades_;                               // io holder only
     std::atomic<bool> has_upgrades_{false};
     std::atomic<Clock::rep> next_relink_ns_{0};

@@ -68,6 +68,7 @@ NodeImpl::NodeImpl(NodeOptions options)
     po.key = options_.key;
     po.curve = security_.curve();
     po.segment_key = security_.segment_key();
+    po.accepted_segment_key = security_.accepted_segment_key();
     po.ipc_directory = options_.ipc_directory;
     po.tcp_address = options_.tcp_address;
     po.send_queue = options_.send_queue;
@@ -343,7 +344,7 @@ void NodeImpl::on_peers(std::uint64_t entity, const std::vector<Peer>& peers) {
                              std::to_string(p.locators.size()) + " offered); its messages will not reach us");
             continue;
         }
-        inbound_->connect(usable);
+        inbound_->connect(usable, p.fingerprint);
     }
     auto& wanted = wants_[entity];
     for (auto session : wanted)

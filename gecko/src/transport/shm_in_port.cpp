@@ -138,7 +138,7 @@ public:
     ShmInPort(const shm::Config& config, const PortOptions& o)
         : config_(config), notices_(o.notice), spin_(o.spin),
           max_frame_(o.max_message_size + wire::frame_header_size), group_access_(o.group_access),
-          segment_key_(o.segment_key) {
+          segment_key_(o.segment_key), accepted_segment_key_(o.accepted_segment_key) {
         pid_ = static_cast<std::uint32_t>(::getpid());
         start_ = shm::own_start_time();
         ns_ = shm::own_pid_namespace();
@@ -219,7 +219,7 @@ public:
             return false;
         }
         // Refused links fall back to the ipc or tcp candidates, which CurveZMQ authenticates.
-        if (segment_key_ && !shm::sealed_with(h, name, path, *segment_key_, why)) {
+        if (segment_key_ && !shm::sealed_with(h, name, path, *segment_key_, accepted_segment_key_.get(), why)) {
             ++unsealed_;
             return false;
         }
@@ -761,6 +761,7 @@ private:
     u64 start_ = 0, ns_ = 0, nonce_ = 0;
     bool group_access_ = false;
     std::shared_ptr<const shm::SealKey> segment_key_;  // set in a secured key
+    std::shared_ptr<const shm::SealKey> accepted_segment_key_;  // set during a rotation
     std::string unusable_;  // why this port links nothing (no doorbell)
     std::vector<std::string> dropped_;      // links dropped since take_dropped()
     std::atomic<bool> has_dropped_{false};  // read by the node's reactor thread

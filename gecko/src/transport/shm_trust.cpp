@@ -40,9 +40,10 @@ bool may_map(const struct stat& st, const std::string& path, bool group_access, 
 }
 
 bool sealed_with(const HeaderCopy& h, const std::string& name, const std::string& path, const SealKey& key,
-                 std::string& why) {
+                 const SealKey* accepted, std::string& why) {
     const auto check = check_seal(h, name, key);
     if (check == SealCheck::sealed) return true;
+    if (check != SealCheck::unsealed && accepted && check_seal(h, name, *accepted) == SealCheck::sealed) return true;
     why = path + (check == SealCheck::unsealed
                       ? " is not sealed: its publisher holds no secret of this key (docs/SECURITY.md §8): not mapped"
                       : " is sealed with another secret than this node's (docs/SECURITY.md §8): not mapped");

@@ -20,9 +20,11 @@ namespace gecko::detail::shm {
 bool may_map(const struct stat& st, const std::string& path, bool group_access, std::string& why);
 
 /// The header `h` of the segment `name` is sealed with `key` (a secured key's
-/// subkey 4): a process that can write the directory but does not hold the
-/// secret (a member of the shared group) cannot stand in for a publisher.
+/// subkey 4), or with `accepted` (the same of the secret accepted during a
+/// rotation; null outside one): a process that can write the directory but
+/// does not hold the secret (a member of the shared group) cannot stand in
+/// for a publisher.
 bool sealed_with(const HeaderCopy& h, const std::string& name, const std::string& path, const SealKey& key,
-                 std::string& why);
+                 const SealKey* accepted, std::string& why);
 
 }  // namespace gecko::detail::shm

@@ -81,6 +81,9 @@ struct PortOptions {
     /// publisher seals its segment's header with it, and a shm reader maps
     /// only segments sealed with it. Null: plain.
     std::shared_ptr<const std::array<std::uint8_t, 32>> segment_key;
+    /// During a rotation (docs/SECURITY.md §9), the accepted secret's subkey
+    /// 4: a shm reader also maps segments sealed with it. Null outside one.
+    std::shared_ptr<const std::array<std::uint8_t, 32>> accepted_segment_key;
     std::string ipc_directory;    ///< where ipc:// sockets go
     std::string tcp_address;      ///< address tcp:// binds to ("0.0.0.0")
     std::vector<std::string> listen;  ///< exact locators to bind (their schemes must be this transport's); empty: automatic
@@ -154,6 +157,14 @@ public:
     /// Connects to another node's OutPort. A locator that cannot be used is
     /// not an exception (it came from a peer): false, with the reason in `why`.
     virtual bool connect(const std::string& locator, std::string& why) = 0;
+    /// connect() to a peer whose listening sockets use the secret with
+    /// fingerprint `peer_fingerprint`: in a secured key during a rotation, a
+    /// CURVE client must name its server's key before connecting
+    /// (docs/SECURITY.md §9). "" (or a transport without CurveZMQ): connect().
+    virtual bool connect_with_secret(const std::string& locator, const std::string& peer_fingerprint, std::string& why) {
+        (void)peer_fingerprint;
+        return connect(locator, why);
+    }
     /// After connect() failed: whether `locator` is well formed and may open
     /// later (a shared-memory segment its node has not made yet), so that the
     /// node retries it quietly for a while rather than warn at once.

@@ -240,6 +240,7 @@ public:
         so.max_message_size = static_cast<std::int64_t>(o.max_message_size + wire::frame_header_size);
         so.curve = o.curve;  // it only connects: the CURVE client of its links
         so.curve_role = net::CurveRole::client;
+        curve_ = o.curve;
         socket_ = net::make_socket(context, zmq::socket_type::sub, so);
         fd_ = socket_.get(zmq::sockopt::fd);
         // ZeroMQ does not reconnect a session it ended for a protocol error
@@ -259,22 +260,25 @@ public:
         if (monitor_fd_ >= 0) zmq_socket_monitor(socket_.handle(), nullptr, 0);
     }
 
-    bool connect(const std::string& locator, std::string& why) override {
+    bool connect(const std::string& locator, std::string& why) override { return connect_with_secret(locator, {}, why); }
+
+    bool connect_with_secret(const std::string& locator, const std::string& peer_fingerprint, std::string& why) override {
         if (!usable(locator, why)) return false;
         drained_ = false;  // any operation on the socket may process its commands
         try {
-            socket_.connect(locator);
+            connect_as_client_of(locator, peer_fingerprint);
         } catch (const zmq::error_t& e) {
             why = e.what();
             return false;
         }
-        connected_.insert(locator);
+        connected_[locator] = peer_fingerprint;
         return true;
     }
 
     void disconnect(const std::string& locator) override {
         drained_ = false;
         connected_.erase(locator);
+        
         try {
             socket_.disconnect(locator);
         } catch (const zmq::error_t&) {
@@ -402,7 +406,7 @@ private:
                 // Already gone (the session ended): connect afresh below.
             }
             try {
-                socket_.connect(locator);
+                connect_as_client_of(locator, connected_[locator]);
             } catch (const zmq::error_t&) {
                 connected_.erase(locator);
             }
@@ -417,7 +421,15 @@ private:
     zmq::socket_t monitor_;  // PAIR: the SUB's disconnect events
     int fd_ = -1;
     int monitor_fd_ = -1;
-    std::set<std::string> connected_;  // locators connected through this port
+    // libzmq takes a CURVE client's server key when it connects (each
+    // connection keeps a copy of the socket's options): set it per peer.
+    void connect_as_client_of(const std::string& locator, const std::string& peer_fingerprint) {
+        if (curve_) socket_.set(zmq::sockopt::curve_serverkey, curve_->server_public_for(peer_fingerprint));
+        socket_.connect(locator);
+    }
+
+    std::shared_ptr<const net::CurveKeys> curve_;
+    std::map<std::string, std::string> connected_;  // locators connected through this port -> their peer's secret
     std::map<std::string, std::chrono::steady_clock::time_point> dropped_;  // DISCONNECTED, no retry seen yet
     bool drained_ = false;  // the last operation was a take() that found nothing (see ready_now)
     std::chrono::steady_clock::time_point monitor_checked_{};

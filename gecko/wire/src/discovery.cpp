@@ -183,7 +183,7 @@ std::optional<Registration> read_registration(const wire::Value& obj) {
 }
 
 void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p) {
-    pk.pack_map(registration_fields + 7);
+    pk.pack_map(registration_fields + 7 + (p.fingerprint.empty() ? 0 : 1));
     pack_registration_fields(pk, p.reg);
     pk.pack(std::string_view("node"));
     pk.pack(p.node);
@@ -199,6 +199,10 @@ void pack_peer(msgpack::packer<msgpack::sbuffer>& pk, const Peer& p) {
     pk.pack(p.pid_ns);
     pk.pack(std::string_view("locators"));
     pk.pack(p.locators);
+    if (!p.fingerprint.empty()) {
+        pk.pack(std::string_view("fp"));
+        pk.pack(p.fingerprint);
+    }
 }
 
 std::optional<Peer> read_peer(const wire::Value& obj) {
@@ -213,6 +217,7 @@ std::optional<Peer> read_peer(const wire::Value& obj) {
     p.pid = static_cast<std::int32_t>(get_i64(obj, "pid").value_or(0));
     p.pid_ns = get_str(obj, "pidns").value_or("");
     p.locators = get_str_array(obj, "locators").value_or(std::vector<std::string>{});
+    p.fingerprint = get_str(obj, "fp").value_or("");
     return p;
 }
 

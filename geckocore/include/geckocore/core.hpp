@@ -127,6 +127,9 @@ public:
     /// The fingerprint of the key's secret when this core has one (its links
     /// are then CURVE, docs/SECURITY.md §5); "" when it runs plain.
     std::string secured_fingerprint() const;
+    /// The fingerprint of the secret it also accepts during a key's rotation
+    /// (docs/SECURITY.md §9); "" outside one.
+    std::string accepted_fingerprint() const;
     /// Random id of this run; nodes detect a restart when it changes.
     std::uint64_t instance() const noexcept;
     const CoreOptions& options() const noexcept;

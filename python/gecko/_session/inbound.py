@@ -106,7 +106,8 @@ class Inbound:
             return
         port, why = self._ports.port_for(locator)
         if port is not None:
-            why = port.connect(locator)
+            fp = link.get("fp", "") if link is not None else ""
+            why = port.connect(locator, fp)
         if not why:
             self.connections[locator] = 1
             self._fallbacks[locator] = (tuple(fallbacks), link)

@@ -39,6 +39,8 @@ class Links:
                              "use; its messages will not reach us" % (p.get("node"), p.get("host")))
                 continue
             link["locator"] = locators[0]
+            # The secret the peer's sockets use, when it named one: a rotation's CURVE clients need it.
+            link["fp"] = p.get("fp") if isinstance(p.get("fp"), str) else ""
             self._inbound.connect(locators[0], locators[1:], link)
         self._release(entity, self._wants.get(entity, set()) - sessions)
         self._wants[entity] = sessions

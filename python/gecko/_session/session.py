@@ -52,7 +52,7 @@ class Session:
             self._release_zap()
             raise
         self.locators = self._outbound.locators
-        self._inbound = Inbound(o, self.log, self._notice, curve, self.security.shm_key)
+        self._inbound = Inbound(o, self.log, self._notice, curve, self.security.shm_keys)
         self._entities = {}       # entity id -> Publisher, Subscriber, Server, Client
         self._dispatchables = []  # the entities whose queues spin() dispatches
         self._ticking = []        # receiving entities the reactor ticks (key-wide subscribers)

@@ -37,7 +37,7 @@ class ShmPort(shm.ShmInPort):
 def open_port(options, log, segment_key=None):
     """(the port, "") or (None, why this node reads no shared memory).
     `segment_key` (subkey 4, in a secured key): only segments sealed with it
-    are mapped (docs/SECURITY.md §8)."""
+    are mapped (docs/SECURITY.md §8); a tuple of them during a rotation (§9)."""
     if options.shared_memory == "off":
         return None, "GECKO_SHM=off"
     try:

@@ -177,19 +177,21 @@ _handlers = {}  # id(context) -> _Handler
 
 
 class ZapAdmission:
-    """Admits the client key of `curve` (security.CurveKeys) to its domain
-    on `context` while it lives; the first admission starts the context's
-    handler, the last one's release() stops it."""
+    """Admits the client key of `curve` (security.CurveKeys; during a
+    rotation, the accepted secret's too) to its domain on `context` while it
+    lives; the first admission starts the context's handler, the last one's
+    release() stops it."""
 
     def __init__(self, context, curve):
         self._context = context
         self._domain = curve.zap_domain
-        self._client_key = z85.decode(curve.client_public)
+        self._client_keys = [z85.decode(k) for k in (curve.client_public, curve.accepted_client_public) if k]
         with _handlers_lock:
             h = _handlers.get(id(context))
             if h is None:
                 h = _handlers[id(context)] = _Handler(context)
-            h.add(self._domain, self._client_key)
+            for k in self._client_keys:
+                h.add(self._domain, k)
         self._released = False
 
     def release(self):
@@ -198,6 +200,6 @@ class ZapAdmission:
                 return
             self._released = True
             h = _handlers.get(id(self._context))
-            if h is not None and h.remove(self._domain, self._client_key):
+            if h is not None and [h.remove(self._domain, k) for k in self._client_keys][-1]:
                 del _handlers[id(self._context)]
                 h.stop()

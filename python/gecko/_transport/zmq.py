@@ -20,6 +20,7 @@ import zmq
 from .. import wire
 from ..errors import Error
 from ..names import locator_problem
+from ..security import server_public_for
 
 # Plain ints: pyzmq's constants are enums, and an enum's & is a Python call.
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -69,12 +70,14 @@ def context():
 _ZAP_ENFORCE_DOMAIN = int(getattr(zmq, "ZAP_ENFORCE_DOMAIN", 93))
 
 
-def secure(sock, curve, server):
+def secure(sock, curve, server, peer_fingerprint=""):
     """Makes `sock` CURVE with the key's pairs (security.CurveKeys), before
     it binds or connects (docs/SECURITY.md §5): a `server` (it binds) takes
     subkey 1's pair and asks the process's ZAP handler about every client;
     a client takes subkey 2's pair and expects subkey 1's public key. A
-    None `curve` (no secret) leaves it plain."""
+    None `curve` (no secret) leaves it plain. During a rotation a client
+    expects the server key of the secret `peer_fingerprint` names
+    (security.server_public_for), set again before each connect()."""
     if curve is None:
         return
     if server:
@@ -85,7 +88,7 @@ def secure(sock, curve, server):
         sock.setsockopt(zmq.ZAP_DOMAIN, curve.zap_domain.encode())
         sock.setsockopt(_ZAP_ENFORCE_DOMAIN, 1)
     else:
-        sock.setsockopt(zmq.CURVE_SERVERKEY, curve.server_public)
+        sock.setsockopt(zmq.CURVE_SERVERKEY, server_public_for(curve, peer_fingerprint))
         sock.setsockopt(zmq.CURVE_PUBLICKEY, curve.client_public)
         sock.setsockopt(zmq.CURVE_SECRETKEY, curve.client_secret)
 
@@ -323,6 +326,7 @@ class ZmqInPort:
     def __init__(self, options, curve=None):
         o = options
         self._sub = context().socket(zmq.SUB)
+        self._curve = curve
         secure(self._sub, curve, server=False)
         self._sub.setsockopt(zmq.RCVHWM, o.receive_queue)
         self._sub.setsockopt(zmq.MAXMSGSIZE, o.max_message_size + wire.HEADER_SIZE)
@@ -332,13 +336,17 @@ class ZmqInPort:
         self._readable = False                # a poll just said a frame waits
         self.handle = self._sub
 
-    def connect(self, locator):
+    def connect(self, locator, peer_fingerprint=""):
+        """Links to `locator`: "" if linked, else why not. `peer_fingerprint`:
+        the secret the peer's sockets use, when it named one (a rotation)."""
         why = locator_problem(locator)  # it came from another node, or a core
         if not why and locator.partition("://")[0] not in self.schemes:
             why = "not a ZeroMQ locator"
         if why:
             return why
         try:
+            if self._curve is not None:  # libzmq takes the server key when it connects
+                self._sub.setsockopt(zmq.CURVE_SERVERKEY, server_public_for(self._curve, peer_fingerprint))
             self._sub.connect(locator)
         except zmq.ZMQError as e:
             return str(e)

@@ -24,10 +24,13 @@
 namespace gecko::net {
 
 /// What seals and checks the datagrams of one key: subkey 3 of its secret
-/// and the secret's fingerprint.
+/// and the secret's fingerprint; during a rotation (docs/SECURITY.md §9),
+/// also those of the secret accepted beside it, which checks but never seals.
 struct DatagramKey {
     std::array<std::uint8_t, 32> mac_key{};
     std::string fingerprint;  ///< 16 hexadecimal digits
+    std::array<std::uint8_t, 32> accepted_mac_key{};
+    std::string accepted_fingerprint;  ///< "" outside a rotation
 };
 
 /// Fields seal() adds: ts, nonce, fp, mac.

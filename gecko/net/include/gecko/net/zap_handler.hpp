@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gecko/net/zmq_socket.hpp"
 
@@ -40,7 +41,8 @@ ZapCounters zap_counters() noexcept;
 class ZapHandler;
 
 /// While it lives, CURVE server sockets of `keys.zap_domain` on `context`
-/// admit clients that prove `keys.client_public`. Refusals are counted
+/// admit clients that prove `keys.client_public` (or, during a rotation,
+/// `keys.accepted_client_public`). Refusals are counted
 /// (zap_counters) and logged under `log_name`, the first of each reason at
 /// once, then at most one per 10 s, naming the peer's address.
 class ZapAdmission {
@@ -56,7 +58,7 @@ public:
 private:
     std::shared_ptr<ZapHandler> handler_;
     std::string domain_;
-    std::string client_key_;  // 32 bytes, as ZAP carries it
+    std::vector<std::string> client_keys_;  // 32 bytes each, as ZAP carries them
 };
 
 }  // namespace gecko::net

@@ -19,12 +19,25 @@ namespace gecko::net {
 
 /// The CurveZMQ keys of a secured key (docs/SECURITY.md §3, §5), Z85 text as
 /// libzmq takes it. Every process holding the key's secret derives the same.
+/// During a rotation (docs/SECURITY.md §9) they also name the secret
+/// accepted beside the key's own: the ZAP handler admits its client key too,
+/// and a connecting socket expects its server key of a peer that uses it.
 struct CurveKeys {
     std::string zap_domain;     ///< "gecko/" + key: what a listening socket asks the ZAP handler about
     std::string server_public;  ///< subkey 1's public key: what a connecting socket expects of its peer
     std::string server_secret;
-    std::string client_public;  ///< subkey 2's public key: the only client key the ZAP handler admits
+    std::string client_public;  ///< subkey 2's public key: the client key the ZAP handler admits
     std::string client_secret;
+    std::string fingerprint;    ///< the fingerprint of the secret these keys come from
+    /// The accepted secret's fingerprint and public keys ("" outside a rotation).
+    std::string accepted_fingerprint, accepted_server_public, accepted_client_public;
+
+    /// The server key to expect of a peer whose secret has `peer_fingerprint`:
+    /// the accepted secret's when it names that one, else this key's own.
+    const std::string& server_public_for(const std::string& peer_fingerprint) const noexcept {
+        return !accepted_fingerprint.empty() && peer_fingerprint == accepted_fingerprint ? accepted_server_public
+                                                                                          : server_public;
+    }
 };
 
 /// Which side of the CURVE handshake a socket takes. ZeroMQ sets it per
@@ -47,6 +60,8 @@ struct SocketOptions {
     /// or every handshake is refused (ZMQ_ZAP_ENFORCE_DOMAIN is on).
     std::shared_ptr<const CurveKeys> curve;
     CurveRole curve_role = CurveRole::client;  ///< with `curve`: server if the socket binds, client if it connects
+    /// A client's peer's secret, by fingerprint (CurveKeys::server_public_for): "" for the key's own.
+    std::string curve_peer_fingerprint;
 };
 
 /// A socket of `type` on `context` with `options` applied.

@@ -24,4 +24,9 @@ std::string secret_path(const std::string& key);
 /// but is not a usable secret: a secret that is there must never be ignored.
 std::optional<Secret> find_secret(const std::string& key);
 
+/// The whole secret file of `key` (SecretFile::read(secret_path(key))): its
+/// secret and, during a rotation, the one it accepts too. Nothing and throws
+/// as find_secret.
+std::optional<SecretFile> find_secret_file(const std::string& key);
+
 }  // namespace gecko::security

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace gecko::security {
@@ -43,10 +44,8 @@ public:
     static Secret generate();
     /// A secret given as bytes (tests, other stores).
     static Secret from_bytes(const Bytes& bytes);
-    /// Reads a secret file: one line of 64 hexadecimal digits. Throws
-    /// gecko::Error (Errc::security) if it is missing, is not a regular file,
-    /// can be read by other users (like ssh, a secret others can read is
-    /// refused: `chmod 600` it), or holds anything else.
+    /// Reads a secret file (SecretFile::read) and returns the secret its
+    /// programs use: its first line.
     static Secret read_file(const std::string& path);
     /// Writes it to `path` with mode 0600, creating missing directories with
     /// mode 0700; the file appears whole or not at all. Throws gecko::Error
@@ -66,9 +65,32 @@ public:
     Secret& operator=(const Secret&) = default;
     ~Secret();  ///< the bytes are wiped
 
+    /// Whether two secrets are the same bytes (in constant time).
+    bool same_as(const Secret& other) const noexcept;
+
 private:
+    friend struct SecretFile;
     Secret() = default;
     Bytes bytes_{};
+};
+
+/// What a key's secret file holds: the secret its programs use, and during a
+/// rotation a second one they accept too (docs/SECURITY.md §9): a program
+/// seals and makes its CurveZMQ key pairs with `own`, and admits what either
+/// makes, so that machines change over one at a time.
+struct SecretFile {
+    Secret own;
+    std::optional<Secret> accepted;
+
+    /// Reads a secret file: one line of 64 hexadecimal digits, and during a
+    /// rotation a second such line. Throws gecko::Error (Errc::security) if
+    /// it is missing, is not a regular file, can be read by other users
+    /// (like ssh, a secret others can read is refused: `chmod 600` it),
+    /// holds the same secret twice, or anything else.
+    static SecretFile read(const std::string& path);
+    /// Writes it to `path` (one line per secret, `own` first) as
+    /// Secret::write_file does.
+    void write(const std::string& path, bool replace = false) const;
 };
 
 }  // namespace gecko::security

@@ -58,6 +58,10 @@ struct Peer {
     std::int32_t pid = 0;
     std::string pid_ns;                 ///< readlink /proc/self/ns/pid of the node
     std::vector<std::string> locators;  ///< where the node's out-ports are reached
+    /// The fingerprint of the secret its listening sockets use, in a secured
+    /// key ("" if it sent none): during a rotation, the server key a
+    /// connecting node expects (docs/SECURITY.md §9).
+    std::string fingerprint;
 };
 
 /// Per-entity figures a node reports to the core every few seconds.
