@@ -66,14 +66,19 @@ def count_handshake_failures(monitor, failures):
     return failures
 
 
-def handshake_refusal(key, endpoint, security):
-    """What a node says when the core at `endpoint` keeps refusing its handshake."""
+def plain_core_refusal(key, endpoint, security):
+    """What a secured node says when the endpoint it was given answers as a plain core."""
+    return ("geckocore for key '%s' at %s is not secured, but this node has the key's secret (%s): a secured node "
+            "never talks to a plain core. Give that core the secret too" % (key, endpoint, _path(security)))
+
+
+def handshake_refusal(key, endpoint, security, plain_refused=False):
+    """What a node says when the core at `endpoint` keeps refusing its
+    handshake (`plain_refused`: a plain connection too, when asked as a host door)."""
     if security is not None and security.secured:
-        return ("geckocore for key '%s' at %s refuses this node's CURVE handshake: it is not secured, or holds "
-                "another secret than %s (compare `gecko keygen --key %s --fingerprint` on both machines); if %s is a "
-                "host door (what GECKO_CORE=HOST reaches: port 7651, or a core's --door port), the door is not "
-                "secured: give a secured node its core's own endpoint (GECKO_CORE=HOST:PORT, with geckocore --listen "
-                "tcp://*:PORT), or let it find the core by multicast"
-                % (key, endpoint, _path(security), key, endpoint))
+        return ("geckocore for key '%s' at %s refuses this node's CURVE handshake: it %s %s (compare `gecko keygen "
+                "--key %s --fingerprint` on both machines)"
+                % (key, endpoint, "holds another secret than" if plain_refused else
+                   "is not secured, or holds another secret than", _path(security), key))
     return ("geckocore for key '%s' at %s refuses this node's handshake: it requires authentication; no secret "
             "found at %s" % (key, endpoint, _path(security)))

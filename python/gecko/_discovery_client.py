@@ -15,9 +15,9 @@ import time
 
 import zmq
 
-from ._core_security import HANDSHAKE_EVENTS, count_handshake_failures, handshake_refusal
+from ._core_security import HANDSHAKE_EVENTS, count_handshake_failures, handshake_refusal, plain_core_refusal
 from ._transport import secure
-from .discovery import (MAX_ZMQ_MESSAGE, Finder, add_msg, bye_msg, entity_digest, hb_msg, hello_msg, host_id,
+from .discovery import (MAX_ZMQ_MESSAGE, Finder, add_msg, bye_msg, entity_digest, hb_msg, hello_msg, host_id, pack,
                         is_loopback, is_wildcard, local_address_towards, normalize_core_address, parse, read_link,
                         remove_msg, split_tcp, stats_msg, watch_directory_msg)
 
@@ -67,6 +67,11 @@ class DiscoveryClient:
         self._handshake_error = ""
         self.core_endpoint = ""
         self.core_secret = ""  # the fingerprint whose server key the DEALER expects ("": the key's own)
+        # A secured node given GECKO_CORE whose CURVE handshake the endpoint refused asks it as a host door,
+        # which is plain (docs/SECURITY.md §5): over a plain DEALER, with a `list` question that names only the key.
+        self.door_plain = False
+        self.door_probed = False
+        self.dealer_plain = False  # the DEALER is that plain one
         self.acked = False
         self.ever_acked = False
         self.last_hb = None  # what our last hb said: (entity count, digest)
@@ -105,6 +110,10 @@ class DiscoveryClient:
         if self.handshake_failures < 3:
             return
         curve = self.security.curve if self.security is not None else None
+        if curve is not None and self._plain_door_dealer():
+            self.door_plain = False  # asked as a door, it refuses a plain connection too: a secured core
+            self._fail_handshake(handshake_refusal(self.opts.key, self.core_endpoint, self.security, True))
+            return
         if curve is not None and curve.accepted_fingerprint and self.core_secret != curve.accepted_fingerprint:
             # During a rotation the core may use the accepted secret: try its server key before giving up.
             self.log.info("discovery: geckocore at %s refuses this node's own secret; trying the one it accepts "
@@ -113,7 +122,18 @@ class DiscoveryClient:
             self.connect_to(self.core_endpoint, time.monotonic(), curve.accepted_fingerprint)
             self.via_door = via_door
             return
-        why = handshake_refusal(self.opts.key, self.core_endpoint, self.security)
+        if curve is not None and not self.door_probed and self.core_endpoint == self.explicit:
+            self.door_probed = self.door_plain = True  # GECKO_CORE may name a host door: ask it as one, once
+            self.log.debug("discovery: %s refuses this node's CURVE handshake; asking it as a host door",
+                           self.core_endpoint)
+            self.connect_to(self.explicit, time.monotonic())
+            return
+        self._fail_handshake(handshake_refusal(self.opts.key, self.core_endpoint, self.security))
+
+    def _plain_door_dealer(self):
+        return self.dealer is not None and self.dealer_plain
+
+    def _fail_handshake(self, why):
         self.log.error("discovery: %s", why)  # first: whoever sees the error finds it logged
         self._handshake_error = why
         try:  # no more handshakes for the core to refuse (the socket is closed with the node)
@@ -135,8 +155,9 @@ class DiscoveryClient:
         the one the core's datagram named, if any ("" : the key's own)."""
         if core_fingerprint is None:
             core_fingerprint = self.finder.core_fingerprints.get(endpoint, "")
-        if (self.dealer is not None and endpoint == self.core_endpoint and core_fingerprint == self.core_secret) \
-                or self.security_error:
+        plain_door = self.door_plain and endpoint == self.explicit
+        if (self.dealer is not None and endpoint == self.core_endpoint and core_fingerprint == self.core_secret
+                and plain_door == self.dealer_plain) or self.security_error:
             return
         self.via_door = False
         s = self.ctx.socket(zmq.DEALER)
@@ -145,7 +166,7 @@ class DiscoveryClient:
         s.setsockopt(zmq.MAXMSGSIZE, MAX_ZMQ_MESSAGE)
         s.setsockopt(zmq.RECONNECT_IVL, 100)
         s.setsockopt(zmq.RECONNECT_IVL_MAX, 0)
-        if self.security is not None:
+        if self.security is not None and not plain_door:
             secure(s, self.security.curve, server=False, peer_fingerprint=core_fingerprint)
         try:
             monitor = s.get_monitor_socket(HANDSHAKE_EVENTS)
@@ -164,6 +185,7 @@ class DiscoveryClient:
         self.handshake_failures = 0
         self.core_endpoint = endpoint
         self.core_secret = core_fingerprint
+        self.dealer_plain = plain_door
         self.acked = False
         self.connected_at = now
         self.next_hello = now
@@ -328,7 +350,10 @@ class DiscoveryClient:
                                  self.finder.describe())
             if self.dealer is not None and self.via_door and now - self.connected_at >= self.opts.find_timeout:
                 self.connect_to(self.explicit, now)
-            if self.dealer is not None and now >= self.next_hello:
+            if self.dealer is not None and now >= self.next_hello and self._plain_door_dealer():
+                self.send(pack("list", key=self.opts.key))  # the door redirects any question that names a key
+                self.next_hello = now + 0.25
+            elif self.dealer is not None and now >= self.next_hello:
                 self.send_hello()
                 self.next_hello = now + (0.05 if now - self.connected_at < 1.0 else 0.25)
             wake = min(wake, self.next_hello)
@@ -414,6 +439,8 @@ class DiscoveryClient:
             self.on_directory_message(m)
         elif t == "redirect":
             self.on_redirect(m, now)
+        elif t == "list" and self._plain_door_dealer():  # asked as a door, it answered as a core: a plain one
+            self._fail_handshake(plain_core_refusal(self.opts.key, self.core_endpoint, self.security))
         elif t == "error":
             code = m.get("code") if isinstance(m.get("code"), str) else "error"
             text = m.get("message") if isinstance(m.get("message"), str) else "(no message)"

@@ -92,14 +92,33 @@ def find_core(o, timeout, security=None, found=None):
     return explicit
 
 
-def request(endpoint, msg, timeout, security=None, peer_fingerprint=""):
-    s = zmq.Context.instance().socket(zmq.REQ)
-    s.setsockopt(zmq.LINGER, 0)
-    if security is not None:
-        secure(s, security.curve, server=False, peer_fingerprint=peer_fingerprint)
+def request(endpoint, msg, timeout, security=None, peer_fingerprint="", ask_door=False):
+    """The answer of `endpoint` to `msg`. With the key's secret the request
+    is a CURVE client's; `ask_door` sends it over a plain connection too, for
+    a host door (plain: docs/SECURITY.md §5), and returns whichever answers
+    first, marked "_plain" when the plain one did."""
+    if ask_door and security is not None and security.secured:
+        sockets = [_request_socket(endpoint, msg, security, peer_fingerprint), _request_socket(endpoint, msg)]
+        try:
+            poller = zmq.Poller()
+            for s in sockets:
+                poller.register(s, zmq.POLLIN)
+            ready = dict(poller.poll(int(timeout * 1000)))
+            for s in sockets:
+                if s in ready:
+                    m = disc.parse(s.recv())
+                    if m is None:
+                        raise Error("protocol", "the answer from %s is not a discovery message" % endpoint)
+                    if s is sockets[1]:
+                        m["_plain"] = True
+                    return m
+            raise Error("discovery", "no answer from %s within %d ms" % (endpoint, timeout * 1000))
+        finally:
+            for s in sockets:
+                s.close()
+    s = _request_socket(endpoint, None, security, peer_fingerprint)
     s.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
     try:
-        s.connect(endpoint)
         s.send(msgpack.packb(msg))
         try:
             data = s.recv()
@@ -113,6 +132,17 @@ def request(endpoint, msg, timeout, security=None, peer_fingerprint=""):
     return m
 
 
+def _request_socket(endpoint, msg, security=None, peer_fingerprint=""):
+    s = zmq.Context.instance().socket(zmq.REQ)
+    s.setsockopt(zmq.LINGER, 0)
+    if security is not None:
+        secure(s, security.curve, server=False, peer_fingerprint=peer_fingerprint)
+    s.connect(endpoint)
+    if msg is not None:
+        s.send(msgpack.packb(msg))
+    return s
+
+
 def query(o, timeout=3.0):
     """The core's `list` answer for o.key (following a host door's redirect).
     With the key's secret, the query is a CURVE client (docs/SECURITY.md §5)."""
@@ -120,8 +150,15 @@ def query(o, timeout=3.0):
     found = {}
     endpoint = find_core(o, timeout, security, found)
     core_secret = found.get("fp", "")  # during a rotation, the core may use the accepted secret
+    explicit = endpoint == disc.normalize_core_address(o.core) if o.core else False
     for _ in range(2):
-        m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout, security, core_secret)
+        # Given GECKO_CORE, a secured query asks it as a host door too (the door is plain and only redirects).
+        m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout, security, core_secret,
+                    ask_door=explicit)
+        explicit = False
+        if m.get("_plain") and m["t"] == "list":
+            raise Error("security", "geckocore for key '%s' at %s is not secured, but this machine has the key's "
+                        "secret (%s): a secured program never talks to a plain core" % (o.key, endpoint, security.path))
         if m["t"] == "redirect":
             host, port = disc.split_tcp(m.get("endpoint", ""))
             door_host, _ = disc.split_tcp(endpoint)

@@ -8,6 +8,7 @@ a socket without the key's client key gets nothing."""
 import json
 import os
 import re
+import socket
 import time
 
 import pytest
@@ -312,6 +313,34 @@ def test_python_list_queries_a_secured_core(secured):
     assert ", secured (secret %s): every tcp and ipc link is CurveZMQ" % fp in ls.out[0], ls.out
 
 
+def test_a_secured_python_node_and_list_reach_their_core_through_the_plain_host_door(tmp_path, monkeypatch):
+    key = "pydoor%d_%06x" % (os.getpid(), int.from_bytes(os.urandom(3), "little"))
+    secret_file = write_secret(tmp_path / "key.secret")
+    monkeypatch.setenv("GECKO_SECRET_FILE", secret_file)
+    with socket.socket() as s:  # a free port for the door (the core binds it a moment later)
+        s.bind(("127.0.0.1", 0))
+        door = s.getsockname()[1]
+    core = Proc([bin_path("geckocore"), "--key", key, "--listen", "tcp://127.0.0.1:*", "--door", str(door),
+                 "--no-multicast"], env=child_env(key, GECKO_SECRET_FILE=secret_file))
+    node = None
+    try:
+        core.wait_line("holding the host door", 10)
+        # The door is plain and only names the core: the node asks it plainly, then joins the core over CURVE.
+        node = gecko.Node(key, "py_through_door", core="127.0.0.1:%d" % door, multicast_enabled=False, **TCP_ONLY)
+        assert node.wait_for_core(20), "the secured Python node never joined its core through the host door"
+        node.publisher("through_door", String)
+        ls = Proc([python_exe(), "-m", "gecko", "list", "--key", key, "--core", "127.0.0.1:%d" % door],
+                  env=child_env(key, GECKO_SECRET_FILE=secret_file, GECKO_NO_MULTICAST="1"))
+        assert ls.wait(20) == 0, ls.err
+        fp = security.KeySecurity.find(key).fingerprint
+        assert ", secured (secret %s)" % fp in ls.out[0], ls.out
+        assert any(l.startswith("through_door ") for l in ls.out), ls.out
+    finally:
+        if node is not None:
+            node.close()
+        core.stop()
+
+
 # ---- mixed configurations ----
 
 def test_node_without_the_secret_is_told_and_receives_nothing(tmp_path, monkeypatch):
@@ -416,10 +445,10 @@ def test_a_node_given_gecko_core_reads_the_refused_handshake(secured, tmp_path, 
                             "authentication; no secret found at %s" % (
                                 secured.key, secured.core.endpoint,
                                 tmp_path / "empty" / "gecko" / "keys" / (secured.key + ".secret")))
-    # another secret than the core's
+    # another secret than the core's (asked as a host door too, it refuses a plain connection: a secured core)
     monkeypatch.setenv("GECKO_SECRET_FILE", write_secret(tmp_path / "other.secret"))
     node = secured.node("py_other_secret_explicit")
-    with pytest.raises(gecko.Error, match="refuses this node's CURVE handshake: it is not secured, or holds "
+    with pytest.raises(gecko.Error, match="refuses this node's CURVE handshake: it holds "
                                           "another secret than .*other.secret \\(compare `gecko keygen"):
         node.wait_for_core(10)
     assert len([t for lvl, t in log_lines if lvl == "ERROR" and "refuses this node" in t]) == 2, log_lines

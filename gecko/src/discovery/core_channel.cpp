@@ -52,7 +52,7 @@ std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, cons
         r.channels.clear();  // weak references only: nothing of the parent is touched
         r.pid = ::getpid();
     }
-    auto& list = r.channels[{endpoint, key + '/' + core_fingerprint}];
+    auto& list = r.channels[{endpoint, key + '/' + (curve ? core_fingerprint : std::string("plain"))}];
     list.erase(std::remove_if(list.begin(), list.end(), [](const auto& w) { return w.expired(); }), list.end());
     if (shared) {
         for (const auto& weak : list) {

@@ -159,7 +159,21 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         (void)dealer->send(zmq::const_buffer(request.data(), request.size()), zmq::send_flags::dontwait);
     };
     std::string core_secret;  // the core's fingerprint, from its sealed datagram ("": the key's own)
+    // A secured query given GECKO_CORE asks it as a host door too, which is
+    // plain (docs/SECURITY.md §5): over a plain connection of its own, the
+    // same `list` question, which a door answers with a redirect.
+    std::optional<zmq::socket_t> door_dealer;
     auto connect = [&](const std::string& ep, const std::string& fingerprint = {}) {
+        door_dealer.reset();
+        if (security.secured() && ep == finder.explicit_endpoint()) {
+            net::SocketOptions plain;
+            plain.max_message_size = discovery::max_zmq_message;
+            door_dealer.emplace(net::make_socket(*context, zmq::socket_type::dealer, plain));
+            door_dealer->connect(ep);
+            discovery::Writer question("list", 1);
+            question.kv("key", options.key);
+            (void)door_dealer->send(zmq::const_buffer(question.data(), question.size()), zmq::send_flags::dontwait);
+        }
         net::SocketOptions so;
         so.max_message_size = discovery::max_zmq_message;
         so.curve = security.curve();
@@ -185,10 +199,12 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
             if (finder.multicast_enabled()) wake = std::min(wake, finder.tick(now));
             if (now - start >= find_timeout && !finder.explicit_endpoint().empty()) connect(finder.explicit_endpoint());
         }
-        zmq::pollitem_t items[3] = {};
+        zmq::pollitem_t items[4] = {};
         int n = 0;
         const int dealer_at = dealer ? n : -1;
         if (dealer) items[n++] = {dealer->handle(), 0, ZMQ_POLLIN, 0};
+        const int door_at = door_dealer ? n : -1;
+        if (door_dealer) items[n++] = {door_dealer->handle(), 0, ZMQ_POLLIN, 0};
         const int q_at = finder.query_fd() >= 0 ? n : -1;
         if (q_at >= 0) items[n++] = {nullptr, finder.query_fd(), ZMQ_POLLIN, 0};
         const int l_at = finder.listen_fd() >= 0 ? n : -1;
@@ -206,12 +222,24 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         if (!dealer)
             if (auto why = refused_core_verdict(options.key, finder, security.path(), Clock::now(), find_timeout); !why.empty())
                 throw Error(Errc::security, why);
-        if (dealer_at < 0 || !(items[dealer_at].revents & ZMQ_POLLIN)) continue;
         zmq::message_t reply;
-        if (!dealer->recv(reply, zmq::recv_flags::dontwait)) continue;
+        bool from_door = false;
+        if (door_at >= 0 && (items[door_at].revents & ZMQ_POLLIN) && door_dealer->recv(reply, zmq::recv_flags::dontwait)) {
+            from_door = true;
+        } else if (dealer_at < 0 || !(items[dealer_at].revents & ZMQ_POLLIN) ||
+                   !dealer->recv(reply, zmq::recv_flags::dontwait)) {
+            continue;
+        }
         const char* data = static_cast<const char*>(reply.data());
         std::uint64_t next = 0;
-        if (read_list_page(data, reply.size(), graph, next)) {
+        if (from_door) {
+            const auto m = discovery::Message::parse(data, reply.size(), nullptr);
+            if (m && m->type() == "list")  // asked plainly, it answered as a core: a plain one
+                throw Error(Errc::security, "geckocore for key '" + options.key + "' at " + endpoint +
+                                                " is not secured, but this machine has the key's secret (" +
+                                                security.path() + "): a secured program never talks to a plain core");
+            if (!m) continue;
+        } else if (read_list_page(data, reply.size(), graph, next)) {
             graph.core_endpoint = endpoint;
             // The CURVE handshake with it succeeded: with this secret, or during a rotation the accepted one.
             if (security.secured())

@@ -139,6 +139,11 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         on_peers(root);
     } else if (t == "redirect") {
         on_redirect(root, now);
+    } else if (t == "list" && plain_door_channel()) {
+        // Asked as a host door, it answered as a core: a plain one.
+        fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
+                      " is not secured, but this node has the key's secret (" + opt.secret_path +
+                      "): a secured node never talks to a plain core. Give that core the secret too");
     } else if (t == "error") {
         const auto id = discovery::get_u64(root, "id").value_or(0);
         const auto code = discovery::get_str(root, "code").value_or("error");

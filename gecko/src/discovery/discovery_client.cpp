@@ -56,6 +56,12 @@ bool DiscoveryClient::Impl::send_hello() {
     return send(w);
 }
 
+void DiscoveryClient::Impl::send_door_question() {
+    discovery::Writer w("list", 1);  // the door redirects any question that names a key
+    w.kv("key", opt.key);
+    hello_unsent = !send(w);
+}
+
 void DiscoveryClient::Impl::send_add(const Registration& r) {
     send(discovery::add_message(session, secret, r));
 }
@@ -100,8 +106,11 @@ void DiscoveryClient::Impl::connect_to(const std::string& endpoint, Clock::time_
                                       const std::string& core_fingerprint) {
     if (channel && endpoint == core_endpoint && core_fingerprint == core_secret) return;
     via_door = false;
+    // The host door is plain: a secured node asks it over a connection of its own (send_door_question).
+    const bool plain_door = door_plain && endpoint == finder->explicit_endpoint();
     try {
-        auto joined = CoreChannel::join(endpoint, opt.key, share, session, inbox, opt.curve, core_fingerprint);
+        auto joined = CoreChannel::join(endpoint, opt.key, share && !plain_door, session, inbox,
+                                        plain_door ? nullptr : opt.curve, core_fingerprint);
         leave_channel();
         channel = std::move(joined);
     } catch (const zmq::error_t& e) {
@@ -275,7 +284,10 @@ Clock::time_point DiscoveryClient::Impl::service(Clock::time_point now) {
         // of the first 100 ms: the connection's arrival wakes the reactor (it
         // changes the socket's events), so the hello leaves at once.
         const bool connecting = hello_unsent && now - connected_at < milliseconds(100);
-        if (channel && (now >= next_hello || connecting)) {
+        if (channel && (now >= next_hello || connecting) && plain_door_channel()) {
+            send_door_question();
+            next_hello = now + (hello_unsent ? milliseconds(1) : milliseconds(250));
+        } else if (channel && (now >= next_hello || connecting)) {
             hello_unsent = !send_hello();
             // The first hello on a connection takes our registrations right
             // behind it (same connection, so the core reads them in order):
@@ -501,31 +513,40 @@ bool DiscoveryClient::Impl::security_mismatch(const net::CoreAnswer& answer) {
 // every 100 ms), so that a core restarting mid-handshake is not mistaken.
 void DiscoveryClient::Impl::check_handshakes() {
     if (!security_error.empty() || channel->handshake_failures() < 3) return;
+    const std::string endpoint = core_endpoint;
+    const std::string compare = " (compare `gecko keygen --key " + opt.key + " --fingerprint` on both machines)";
+    if (secured() && plain_door_channel()) {
+        // Asked as a host door, it refuses a plain connection too: a secured core, of another secret.
+        door_plain = false;
+        fail_security("geckocore for key '" + opt.key + "' at " + endpoint +
+                      " refuses this node's CURVE handshake: it holds another secret than " + opt.secret_path + compare);
+        return;
+    }
     // During a rotation the core may use the accepted secret: try its server key before giving up.
     if (secured() && !opt.curve->accepted_fingerprint.empty() && core_secret != opt.curve->accepted_fingerprint) {
-        log.info("discovery: geckocore at " + core_endpoint + " refuses this node's own secret; trying the one it accepts (fingerprint " +
+        log.info("discovery: geckocore at " + endpoint + " refuses this node's own secret; trying the one it accepts (fingerprint " +
                  opt.curve->accepted_fingerprint + ")");
-        const std::string endpoint = core_endpoint;
         const bool door = via_door;
         leave_channel();
         connect_to(endpoint, Clock::now(), opt.curve->accepted_fingerprint);
         via_door = door;
         return;
     }
-    // The host door is plain (docs/SECURITY.md §5): a secured node given its
-    // address meets this refusal, and nothing in the handshake tells a door
-    // from a core.
-    const std::string door_hint =
-        "; if " + core_endpoint + " is a host door (what GECKO_CORE=HOST reaches: port 7651, or a core's --door port), "
-        "the door is not secured: give a secured node its core's own endpoint (GECKO_CORE=HOST:PORT, with geckocore "
-        "--listen tcp://*:PORT), or let it find the core by multicast";
+    // GECKO_CORE may name a host door, which is plain and only names the
+    // key's core (docs/SECURITY.md §5): ask it as one, once.
+    if (secured() && !door_probed && endpoint == finder->explicit_endpoint()) {
+        door_probed = door_plain = true;
+        log.debug("discovery: " + endpoint + " refuses this node's CURVE handshake; asking it as a host door");
+        leave_channel();
+        connect_to(endpoint, Clock::now());
+        return;
+    }
     if (secured())
-        fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
+        fail_security("geckocore for key '" + opt.key + "' at " + endpoint +
                       " refuses this node's CURVE handshake: it is not secured, or holds another secret than " +
-                      opt.secret_path + " (compare `gecko keygen --key " + opt.key + " --fingerprint` on both machines)" +
-                      door_hint);
+                      opt.secret_path + compare);
     else
-        fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
+        fail_security("geckocore for key '" + opt.key + "' at " + endpoint +
                       " refuses this node's handshake: it requires authentication; no secret found at " + opt.secret_path);
 }
 

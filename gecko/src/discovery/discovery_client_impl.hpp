@@ -123,6 +123,15 @@ struct DiscoveryClient::Impl {
     bool wrong_key = false;  // the explicit core serves another key: keep saying so
     bool via_door = false;   // core_endpoint came from the host door's redirect: go back there when it is lost
     bool door_warned = false;
+    // A secured node given GECKO_CORE: the endpoint refused its CURVE
+    // handshake, so it is asked as a host door, which is plain
+    // (docs/SECURITY.md §5): over a plain connection, with a `list` question
+    // that names nothing but the key, never a hello. A redirect then sends
+    // the node to its core over CURVE.
+    bool door_plain = false;
+    bool door_probed = false;  // that was tried once already
+    bool plain_door_channel() const { return door_plain && core_endpoint == finder->explicit_endpoint(); }
+    void send_door_question();
     bool ever_acked = false;
     std::uint64_t malformed = 0;
     LogLimiter malformed_said;  // one warning per 10 s, with how many more
