@@ -33,13 +33,10 @@ Registry& registry() {
 
 }  // namespace
 
-CoreChannel::CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, zmq::socket_t monitor,
-                         bool shared)
-    : context_(std::move(context)), socket_(std::move(socket)), monitor_(std::move(monitor)), shared_(shared) {}
+CoreChannel::CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, bool shared)
+    : context_(std::move(context)), socket_(std::move(socket)), shared_(shared) {}
 
-CoreChannel::~CoreChannel() {
-    if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
-}
+CoreChannel::~CoreChannel() = default;
 
 std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, const std::string& key, bool shared,
                                                std::uint64_t session, std::shared_ptr<Inbox> inbox,
@@ -74,20 +71,10 @@ std::shared_ptr<CoreChannel> CoreChannel::join(const std::string& endpoint, cons
     so.curve_peer_fingerprint = core_fingerprint;
     auto context = net::process_context();
     zmq::socket_t s = net::make_socket(*context, zmq::socket_type::dealer, so);
-    // Handshake events: a core that refuses our handshake (security differs)
-    // says nothing else, and the node must say why it gets no answer.
-    static std::atomic<unsigned> monitors{0};
-    const std::string monitor_endpoint =
-        "inproc://gecko-core-channel-" + std::to_string(::getpid()) + "-" + std::to_string(monitors++);
-    zmq::socket_t monitor;
-    if (zmq_socket_monitor(s.handle(), monitor_endpoint.c_str(),
-                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
-        monitor = net::make_socket(*context, zmq::socket_type::pair);
-        monitor.connect(monitor_endpoint);
-    }
-    s.connect(endpoint);
-    std::shared_ptr<CoreChannel> c(new CoreChannel(std::move(context), std::move(s), std::move(monitor), shared));
+    std::shared_ptr<CoreChannel> c(new CoreChannel(std::move(context), std::move(s), shared));
+    // Before connecting: a core that refuses our handshake (security differs) says nothing else.
+    c->handshakes_ = HandshakeWatch(*c->context_, c->socket_);
+    c->socket_.connect(endpoint);
     c->members_.push_back({session, std::move(inbox)});
     list.push_back(c);
     return c;
@@ -172,26 +159,7 @@ void CoreChannel::set_linger(int ms) noexcept {
 
 unsigned CoreChannel::handshake_failures() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!monitor_) return 0;
-    try {
-        for (int budget = 64; budget > 0; --budget) {
-            zmq::message_t event, address;
-            if (!monitor_.recv(event, zmq::recv_flags::dontwait)) break;
-            if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::dontwait);
-            std::uint16_t what = 0;
-            if (event.size() >= 2) std::memcpy(&what, event.data(), 2);
-            // A connection error mid-handshake (NO_DETAIL) may be a core
-            // restarting: it counts one. A protocol or auth failure is the
-            // peer's answer, and ZeroMQ never retries it: it counts for three.
-            if (what == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-                handshake_failures_ = 0;
-            else
-                handshake_failures_ += what == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ? 1 : 3;
-        }
-    } catch (const zmq::error_t&) {
-        // The context is terminating.
-    }
-    return handshake_failures_;
+    return handshakes_.failures();
 }
 
 std::size_t CoreChannel::members() const {

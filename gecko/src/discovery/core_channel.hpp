@@ -22,6 +22,7 @@
 
 #include <zmq.hpp>
 
+#include "discovery/handshake_watch.hpp"
 #include "gecko/net/zmq_socket.hpp"
 
 namespace gecko::detail {
@@ -78,7 +79,7 @@ public:
     unsigned handshake_failures();
 
 private:
-    CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, zmq::socket_t monitor, bool shared);
+    CoreChannel(std::shared_ptr<zmq::context_t> context, zmq::socket_t socket, bool shared);
     void route_locked() noexcept;
 
     struct Member {
@@ -88,8 +89,7 @@ private:
     mutable std::mutex mutex_;
     std::shared_ptr<zmq::context_t> context_;  // outlives the socket
     zmq::socket_t socket_;
-    zmq::socket_t monitor_;  // PAIR: the socket's handshake events (none if the monitor could not start)
-    unsigned handshake_failures_ = 0;
+    HandshakeWatch handshakes_;  // of socket_, declared after it: it goes first
     const bool shared_;
     std::vector<Member> members_;
 };

@@ -2,6 +2,7 @@
 #include "discovery/core_query.hpp"
 
 #include "discovery/core_security.hpp"
+#include "discovery/handshake_watch.hpp"
 
 #include "gecko/error.hpp"
 #include "gecko/net/zmq_socket.hpp"
@@ -163,12 +164,16 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
     // plain (docs/SECURITY.md §5): over a plain connection of its own, the
     // same `list` question, which a door answers with a redirect.
     std::optional<zmq::socket_t> door_dealer;
+    // Their handshakes: a core that refuses ours (security differs) says nothing else.
+    HandshakeWatch handshakes, door_handshakes;
     auto connect = [&](const std::string& ep, const std::string& fingerprint = {}) {
+        door_handshakes = HandshakeWatch();
         door_dealer.reset();
         if (security.secured() && ep == finder.explicit_endpoint()) {
             net::SocketOptions plain;
             plain.max_message_size = discovery::max_zmq_message;
             door_dealer.emplace(net::make_socket(*context, zmq::socket_type::dealer, plain));
+            door_handshakes = HandshakeWatch(*context, *door_dealer);
             door_dealer->connect(ep);
             discovery::Writer question("list", 1);
             question.kv("key", options.key);
@@ -180,7 +185,9 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         so.curve_role = net::CurveRole::client;
         so.curve_peer_fingerprint = fingerprint;  // during a rotation, the core may use the accepted secret
         core_secret = fingerprint;
+        handshakes = HandshakeWatch();
         dealer.emplace(net::make_socket(*context, zmq::socket_type::dealer, so));
+        handshakes = HandshakeWatch(*context, *dealer);
         dealer->connect(ep);  // not `immediate`: the request waits in the queue for the connection
         endpoint = ep;
         send_list(0);
@@ -222,6 +229,22 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         if (!dealer)
             if (auto why = refused_core_verdict(options.key, finder, security.path(), Clock::now(), find_timeout); !why.empty())
                 throw Error(Errc::security, why);
+        if (dealer && endpoint == finder.explicit_endpoint() && handshakes.failures() >= 3) {
+            const std::string compare = " (compare `gecko keygen --key " + options.key + " --fingerprint` on both machines)";
+            if (!security.secured())
+                throw Error(Errc::security, "geckocore for key '" + options.key + "' at " + endpoint +
+                                                " refuses this program's handshake: it requires authentication; no secret found at " +
+                                                security.path());
+            const auto& curve = *security.curve();
+            if (!curve.accepted_fingerprint.empty() && core_secret != curve.accepted_fingerprint) {
+                connect(endpoint, curve.accepted_fingerprint);  // during a rotation the core may use the accepted secret
+                continue;
+            }
+            if (door_handshakes.failures() >= 3)  // a plain connection is refused too: a secured core
+                throw Error(Errc::security, "geckocore for key '" + options.key + "' at " + endpoint +
+                                                " refuses this program's CURVE handshake: it holds another secret than " +
+                                                security.path() + compare);
+        }
         zmq::message_t reply;
         bool from_door = false;
         if (door_at >= 0 && (items[door_at].revents & ZMQ_POLLIN) && door_dealer->recv(reply, zmq::recv_flags::dontwait)) {
