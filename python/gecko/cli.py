@@ -30,6 +30,7 @@ from .names import is_glob
 from ._core_security import core_security_mismatch
 from ._datagram_seal import SealedSearch
 from .security import KeySecurity
+from ._core_security import HANDSHAKE_EVENTS, count_handshake_failures
 from ._transport import secure
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -92,55 +93,79 @@ def find_core(o, timeout, security=None, found=None):
     return explicit
 
 
-def request(endpoint, msg, timeout, security=None, peer_fingerprint="", ask_door=False):
-    """The answer of `endpoint` to `msg`. With the key's secret the request
-    is a CURVE client's; `ask_door` sends it over a plain connection too, for
-    a host door (plain: docs/SECURITY.md §5), and returns whichever answers
-    first, marked "_plain" when the plain one did."""
-    if ask_door and security is not None and security.secured:
-        sockets = [_request_socket(endpoint, msg, security, peer_fingerprint), _request_socket(endpoint, msg)]
-        try:
+def request(endpoint, msg, timeout, security=None, peer_fingerprint="", given=False):
+    """The answer of `endpoint` to `msg`, a request that names a key. With
+    the key's secret the request is a CURVE client's. `given`: the address
+    came from --core / GECKO_CORE, so no datagram said what it is. Then the
+    request goes over a plain connection too, for a host door (plain:
+    docs/SECURITY.md §5; the answer is marked "_plain"), and a refused
+    handshake is the error rather than "no answer"."""
+    secured = security is not None and security.secured
+    accepted = security.curve.accepted_fingerprint if secured else ""
+    requests = [_Request(endpoint, msg, security, peer_fingerprint, watch=given)]
+    if given and secured:
+        requests.append(_Request(endpoint, msg, watch=True))
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             poller = zmq.Poller()
-            for s in sockets:
-                poller.register(s, zmq.POLLIN)
-            ready = dict(poller.poll(int(timeout * 1000)))
-            for s in sockets:
-                if s in ready:
-                    m = disc.parse(s.recv())
+            for r in requests:
+                poller.register(r.socket, zmq.POLLIN)
+            ready = dict(poller.poll(int(min(0.1, max(0.0, deadline - time.monotonic())) * 1000)))
+            for r in requests:
+                if r.socket in ready:
+                    m = disc.parse(r.socket.recv())
                     if m is None:
                         raise Error("protocol", "the answer from %s is not a discovery message" % endpoint)
-                    if s is sockets[1]:
+                    if r.plain and secured:
                         m["_plain"] = True
                     return m
-            raise Error("discovery", "no answer from %s within %d ms" % (endpoint, timeout * 1000))
-        finally:
-            for s in sockets:
-                s.close()
-    s = _request_socket(endpoint, None, security, peer_fingerprint)
-    s.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
-    try:
-        s.send(msgpack.packb(msg))
-        try:
-            data = s.recv()
-        except zmq.Again:
-            raise Error("discovery", "no answer from %s within %d ms" % (endpoint, timeout * 1000))
+            if not given or requests[0].failures() < 3:
+                continue
+            key, path = msg.get("key"), (security.path if security is not None else "")
+            if not secured:
+                raise Error("security", "geckocore for key '%s' at %s refuses this program's handshake: it requires "
+                                        "authentication; no secret found at %s" % (key, endpoint, path))
+            if accepted and requests[0].fingerprint != accepted:  # during a rotation the core may use it
+                requests[0].close()
+                requests[0] = _Request(endpoint, msg, security, accepted, watch=True)
+            elif requests[1].failures() >= 3:  # a plain connection is refused too: a secured core
+                raise Error("security", "geckocore for key '%s' at %s refuses this program's CURVE handshake: it "
+                                        "holds another secret than %s (compare `gecko keygen --key %s --fingerprint` "
+                                        "on both machines)" % (key, endpoint, path, key))
+        raise Error("discovery", "no answer from %s within %d ms" % (endpoint, timeout * 1000))
     finally:
-        s.close()
-    m = disc.parse(data)
-    if m is None:
-        raise Error("protocol", "the answer from %s is not a discovery message" % endpoint)
-    return m
+        for r in requests:
+            r.close()
 
 
-def _request_socket(endpoint, msg, security=None, peer_fingerprint=""):
-    s = zmq.Context.instance().socket(zmq.REQ)
-    s.setsockopt(zmq.LINGER, 0)
-    if security is not None:
-        secure(s, security.curve, server=False, peer_fingerprint=peer_fingerprint)
-    s.connect(endpoint)
-    if msg is not None:
-        s.send(msgpack.packb(msg))
-    return s
+class _Request:
+    """One REQ socket that sent `msg` to `endpoint`: a CURVE client's with
+    `security` (expecting the server key of `fingerprint`), else plain; with
+    `watch`, its handshake events are read (failures())."""
+
+    def __init__(self, endpoint, msg, security=None, fingerprint="", watch=False):
+        self.plain = security is None or not security.secured
+        self.fingerprint = fingerprint
+        self.socket = zmq.Context.instance().socket(zmq.REQ)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        if not self.plain:
+            secure(self.socket, security.curve, server=False, peer_fingerprint=fingerprint)
+        self.monitor = self.socket.get_monitor_socket(HANDSHAKE_EVENTS) if watch else None
+        self._failures = 0
+        self.socket.connect(endpoint)
+        self.socket.send(msgpack.packb(msg))
+
+    def failures(self):
+        if self.monitor is not None:
+            self._failures = count_handshake_failures(self.monitor, self._failures)
+        return self._failures
+
+    def close(self):
+        if self.monitor is not None:
+            self.socket.disable_monitor()
+            self.monitor.close(0)
+        self.socket.close()
 
 
 def query(o, timeout=3.0):
@@ -154,7 +179,7 @@ def query(o, timeout=3.0):
     for _ in range(2):
         # Given GECKO_CORE, a secured query asks it as a host door too (the door is plain and only redirects).
         m = request(endpoint, {"v": disc.VERSION, "t": "list", "key": o.key}, timeout, security, core_secret,
-                    ask_door=explicit)
+                    given=explicit)
         explicit = False
         if m.get("_plain") and m["t"] == "list":
             raise Error("security", "geckocore for key '%s' at %s is not secured, but this machine has the key's "

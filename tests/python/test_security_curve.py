@@ -341,6 +341,17 @@ def test_a_secured_python_node_and_list_reach_their_core_through_the_plain_host_
         core.stop()
 
 
+def test_python_list_given_a_secured_cores_address_without_its_secret_says_why(secured, tmp_path):
+    base = dict(GECKO_NO_MULTICAST="1", XDG_CONFIG_HOME=str(tmp_path / "empty"))
+    args = [python_exe(), "-m", "gecko", "list", "--key", secured.key, "--core", secured.core.address]
+    none = Proc(args, env=child_env(secured.key, **base))
+    assert none.wait(20) != 0
+    assert any("refuses this program's handshake: it requires authentication" in l for l in none.err), none.err
+    other = Proc(args, env=child_env(secured.key, GECKO_SECRET_FILE=write_secret(tmp_path / "other.secret"), **base))
+    assert other.wait(20) != 0
+    assert any("refuses this program's CURVE handshake: it holds another secret than" in l for l in other.err), other.err
+
+
 # ---- mixed configurations ----
 
 def test_node_without_the_secret_is_told_and_receives_nothing(tmp_path, monkeypatch):
