@@ -187,7 +187,8 @@ void pack_counters(Packer& p, const CoreFigures& f) {
         {"dead_processes", c.dead_processes},           {"type_conflicts", c.type_conflicts},
         {"duplicate_instances", f.duplicate_instances}, {"refused", c.refused},
         {"auth_failures", c.auth_failures},             {"connections_closed", c.connections_closed},
-        {"stale_shm_removed", c.stale_shm_removed},     {"answers_dropped", c.answers_dropped}};
+        {"stale_shm_removed", c.stale_shm_removed},     {"answers_dropped", c.answers_dropped},
+        {"datagrams_refused", c.datagrams_refused},     {"handshakes_refused", c.handshakes_refused}};
     p.pack_map(static_cast<std::uint32_t>(std::size(fields)));
     for (const auto& [name, value] : fields) {
         p.pack(std::string_view(name));

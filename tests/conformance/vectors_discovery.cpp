@@ -456,7 +456,7 @@ Bytes list_answer(const CoreFields& c) {
     const char* counters[] = {"malformed_datagrams", "malformed_messages", "queries_answered", "other_key_queries",
                               "duplicate_cores",     "leases_expired",     "dead_processes",   "type_conflicts",
                               "duplicate_instances", "refused",            "auth_failures",    "connections_closed",
-                              "stale_shm_removed",   "answers_dropped"};
+                              "stale_shm_removed",   "answers_dropped",    "datagrams_refused", "handshakes_refused"};
     pk.pack_map(static_cast<std::uint32_t>(std::size(counters)));
     for (const char* name : counters) {
         pk.pack(std::string_view(name));

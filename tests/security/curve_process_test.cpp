@@ -301,13 +301,18 @@ TEST_CASE("gecko list given a secured core's address without its secret says why
           "[security][curve][process]") {
     Home home;
     const std::string key = "sec-list-why-" + std::to_string(::getpid());
-    auto core = start_core(home, key, home.secret_file("key", secret_of(10)));
+    const auto secret = home.secret_file("key", secret_of(10));
+    auto core = start_core(home, key, secret);
     const auto none = gecko_cli({"list"}, key, home.env("", core.address));
     INFO("gecko list without a secret:\n" << none);
     CHECK(none.find("refuses this program's handshake: it requires authentication; no secret found at") != std::string::npos);
     const auto other = gecko_cli({"list"}, key, home.env(home.secret_file("other", secret_of(11)), core.address));
     INFO("gecko list with another secret:\n" << other);
     CHECK(other.find("refuses this program's CURVE handshake: it holds another secret than") != std::string::npos);
+    // The core counted the failed handshakes, and gecko list with the secret shows them.
+    const auto right = gecko_cli({"list"}, key, home.env(secret, core.address));
+    INFO("gecko list with the secret:\n" << right);
+    CHECK(right.find("connections whose CURVE handshake failed") != std::string::npos);
 }
 
 TEST_CASE("a process with the secret refuses a plain core given by its address, and so does gecko list",

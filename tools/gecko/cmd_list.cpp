@@ -128,6 +128,8 @@ std::string render_list(const Graph& r) {
         {"duplicate_cores", "announcements from another geckocore for this key: nodes may be split between two cores"},
         {"malformed_datagrams", "malformed datagrams on the multicast port (ignored)"},
         {"malformed_messages", "malformed messages from nodes (ignored)"},
+        {"datagrams_refused", "discovery datagrams that were not authentic (refused: docs/SECURITY.md §6)"},
+        {"handshakes_refused", "connections whose CURVE handshake failed (no secret, or another one: docs/SECURITY.md §5)"},
     };
     std::string notes;
     for (const auto& [name, meaning] : problems) {
