@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cstring>
 #include <chrono>
 #include <map>
 #include <utility>
