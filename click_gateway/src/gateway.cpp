@@ -18,6 +18,12 @@
 
 namespace gecko::click {
 
+bool is_local_endpoint(const std::string& endpoint) {
+    for (const char* local : {"ipc://", "inproc://", "tcp://127.", "tcp://localhost:", "tcp://[::1]:"})
+        if (endpoint.rfind(local, 0) == 0) return true;
+    return false;
+}
+
 namespace {
 
 namespace mc = gecko::msgs::click;

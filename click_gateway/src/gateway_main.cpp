@@ -11,6 +11,7 @@
 #include <gecko/error.hpp>
 #include <gecko/node.hpp>
 #include <gecko/options.hpp>
+#include <gecko/security/key_security.hpp>
 #include <gecko/signals.hpp>
 
 #include <gecko/click/simulation.hpp>
@@ -68,6 +69,19 @@ int serve_click_server(const gecko::NodeOptions& node_options, const std::string
 }
 
 }  // namespace
+
+// Click's own links carry no authentication or encryption (the Click
+// protocol has none): in a secured key, say so when one leaves the host.
+static void warn_if_exposed(const std::string& key, const std::string& endpoint, const std::string& what) {
+    if (gecko::click::is_local_endpoint(endpoint)) return;
+    try {
+        if (!gecko::security::KeySecurity::find(key).secured()) return;
+    } catch (const gecko::Error&) {
+        return;  // an unusable secret file: the node says so
+    }
+    std::cerr << "gecko-click-gateway: WARNING: key '" << key << "' is secured (docs/SECURITY.md), but " << what
+              << std::endl;
+}
 
 int main(int argc, char** argv) {
     gecko::click::GatewayOptions options;
@@ -130,10 +144,18 @@ int main(int argc, char** argv) {
             gecko::click::ClickServerOptions server;
             server.endpoint = connect;
             server.timeout = std::chrono::milliseconds(timeout_ms);
+            warn_if_exposed(node_options.key, connect,
+                            "the link to the Click server at " + connect +
+                                " is plain ZeroMQ: the simulation's sensors and controls cross the network unencrypted");
             return serve_click_server(node_options, options.simulation, server, watchdog_ms, spin_us);
         }
         gecko::Node node(node_options);
         gecko::click::Gateway gateway(node, options);
+        warn_if_exposed(node.key(), gateway.endpoint(), "Click clients reach this gateway on " + gateway.endpoint() +
+                                                            " over plain ZeroMQ: whoever reaches that address drives "
+                                                            "simulation '" + options.simulation + "'; bind it to loopback "
+                                                            "(--bind tcp://127.0.0.1:5555) unless the Click client runs "
+                                                            "on another machine");
         const auto& topics = gateway.controller().topics();
         std::cout << "gecko-click-gateway: Click clients on " << gateway.endpoint() << " (REP, protobuf), simulation '"
                   << options.simulation << "' under key '" << node.key() << "' (topics " << topics.request << ", "

@@ -348,6 +348,16 @@ TEST_CASE("geckocore, gecko-sim and gecko-click-gateway serve a Click client in 
     INFO("sim output:\n" << sim.output());
 }
 
+TEST_CASE("a Click endpoint is local only on ipc, inproc and loopback: in a secured key others are warned about",
+          "[click][gateway]") {
+    for (const char* local : {"ipc:///tmp/click.sock", "inproc://click", "tcp://127.0.0.1:5555", "tcp://127.0.0.1:*",
+                              "tcp://localhost:5555", "tcp://[::1]:5555"})
+        CHECK(gecko::click::is_local_endpoint(local));
+    for (const char* exposed : {"tcp://*:5555", "tcp://0.0.0.0:5555", "tcp://192.0.2.1:5555", "tcp://sim-host:5555",
+                                "tcp://[::]:5555", "tcp://1270.0.0.1:5555"})
+        CHECK_FALSE(gecko::click::is_local_endpoint(exposed));
+}
+
 TEST_CASE("gecko-click-gateway explains its usage and exits 0, 1 or 2", "[click][gateway][process]") {
     SpawnOptions quiet;
     quiet.stderr_mode = gecko::test::Stderr::merge;

@@ -153,4 +153,11 @@ private:
     bool run_open_{false};  // the simulation has served this gateway since the last Error request
 };
 
+/// Whether a ZeroMQ endpoint is reachable only from this host (ipc://,
+/// inproc://, tcp on a loopback address). Click clients and servers speak
+/// plain ZeroMQ (the Click protocol has no authentication): in a secured key,
+/// a gateway on any other address lets whoever reaches it drive, or read, the
+/// simulation, which gecko-click-gateway warns about.
+bool is_local_endpoint(const std::string& endpoint);
+
 }  // namespace gecko::click
