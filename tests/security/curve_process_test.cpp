@@ -17,6 +17,7 @@
 #include "gecko/net/zmq_socket.hpp"
 #include "gecko/security/key_security.hpp"
 #include "gecko/security/secret.hpp"
+#include "gecko/wire/discovery.hpp"
 #include "support/ports.hpp"
 #include "support/process.hpp"
 
@@ -274,6 +275,71 @@ TEST_CASE("gecko list says a key is secured and gecko info says what protects ea
     }
     INFO("gecko info guarded:\n" << info);
     CHECK(info.find(" over tcp (CurveZMQ)") != std::string::npos);
+}
+
+TEST_CASE("an attacker without the secret registers and publishes in vain while the secured stream has no gap",
+          "[security][curve][process]") {
+    Home home;
+    const std::string key = "sec-attack-" + std::to_string(::getpid());
+    const auto secret = home.secret_file("key", secret_of(12));
+    auto core = start_core(home, key, secret);
+    auto env = home.env(secret, core.address);
+    env.env["GECKO_TRANSPORTS"] = "tcp";
+    auto pub = node(home, {"pub", "--topic", "guarded", "--count", "300", "--rate", "100", "--wait-subs", "1", "--key", key}, env);
+    auto sub = node(home, {"sub", "--topic", "guarded", "--count", "300", "--timeout-ms", "60000", "--key", key}, env);
+    REQUIRE(sub.out().wait_for("recv ", 30s));
+
+    // The attacker, with the project's own wire code and no secret: a publisher of the same topic that
+    // registers with the core over a plain connection, its data port bound and sending.
+    zmq::context_t context(1);
+    auto data = gecko::net::make_socket(context, zmq::socket_type::xpub);
+    data.bind("tcp://127.0.0.1:*");
+    const std::string locator = data.get(zmq::sockopt::last_endpoint);
+    auto session = gecko::net::make_socket(context, zmq::socket_type::dealer);
+    session.connect("tcp://" + core.address);
+    gecko::discovery::Writer hello("hello", 12);
+    hello.kv("s", std::uint64_t{0xa77ac4});
+    hello.kv("secret", std::uint64_t{7});
+    hello.kv("key", key);
+    hello.kv("node", std::string("attacker"));
+    hello.kv("host", std::string("somewhere"));
+    hello.kv("hostid", std::string());
+    hello.kv("pid", std::int32_t{1});
+    hello.kv("pidns", std::string());
+    hello.kv("lease_ms", std::int64_t{3000});
+    hello.kv("ids", std::vector<std::uint64_t>{0xbad});
+    hello.kv("locators", std::vector<std::string>{locator});
+    hello.kv("tool", false);
+    gecko::discovery::Registration forged;
+    forged.id = 0xbad;
+    forged.topic = "guarded";
+    forged.type_name = "gecko.msgs.Int64";
+    const auto add = gecko::discovery::add_message(0xa77ac4, 7, forged);
+    int answers = 0, subscriptions = 0;
+    for (int i = 0; i < 200; ++i) {  // 2 s of trying, as the stream goes on
+        if (i % 20 == 0) {
+            (void)session.send(zmq::const_buffer(hello.data(), hello.size()), zmq::send_flags::dontwait);
+            (void)session.send(zmq::const_buffer(add.data(), add.size()), zmq::send_flags::dontwait);
+        }
+        (void)data.send(zmq::str_buffer("not a frame of anyone's"), zmq::send_flags::dontwait);
+        zmq::message_t m;
+        while (session.recv(m, zmq::recv_flags::dontwait)) ++answers;
+        while (data.recv(m, zmq::recv_flags::dontwait)) ++subscriptions;
+        std::this_thread::sleep_for(10ms);  // a pace for the attack, not a synchronisation
+    }
+    CHECK(answers == 0);        // the core never heard it: the handshake failed
+    CHECK(subscriptions == 0);  // so no secured node was told to subscribe to it
+
+    // The secured stream had no gap, and the core counted the refused handshakes.
+    const auto stats = sub.wait_for_line("stats ", 60s);
+    INFO("subscriber output:\n" << sub.output());
+    REQUIRE(stats);
+    CHECK(stats->find("received=300 drops=0") != std::string::npos);
+    CHECK(sub.wait(30s) == 0);
+    const auto list = gecko_cli({"list"}, key, env);
+    INFO("gecko list:\n" << list);
+    CHECK(list.find("connections whose CURVE handshake failed") != std::string::npos);
+    CHECK(list.find("attacker") == std::string::npos);
 }
 
 TEST_CASE("processes and gecko list with the secret reach their core through the plain host door",
