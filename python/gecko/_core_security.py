@@ -72,13 +72,13 @@ def plain_core_refusal(key, endpoint, security):
             "never talks to a plain core. Give that core the secret too" % (key, endpoint, _path(security)))
 
 
-def handshake_refusal(key, endpoint, security, plain_refused=False):
-    """What a node says when the core at `endpoint` keeps refusing its
-    handshake (`plain_refused`: a plain connection too, when asked as a host door)."""
+def handshake_refusal(key, endpoint, security, plain_refused=False, who="node"):
+    """What a node (or `who`) says when the core at `endpoint` keeps refusing
+    its handshake (`plain_refused`: a plain connection too, when asked as a host door)."""
     if security is not None and security.secured:
-        return ("geckocore for key '%s' at %s refuses this node's CURVE handshake: it %s %s (compare `gecko keygen "
+        return ("geckocore for key '%s' at %s refuses this %s's CURVE handshake: it %s %s (compare `gecko keygen "
                 "--key %s --fingerprint` on both machines)"
-                % (key, endpoint, "holds another secret than" if plain_refused else
+                % (key, endpoint, who, "holds another secret than" if plain_refused else
                    "is not secured, or holds another secret than", _path(security), key))
-    return ("geckocore for key '%s' at %s refuses this node's handshake: it requires authentication; no secret "
-            "found at %s" % (key, endpoint, _path(security)))
+    return ("geckocore for key '%s' at %s refuses this %s's handshake: it requires authentication; no secret "
+            "found at %s" % (key, endpoint, who, _path(security)))

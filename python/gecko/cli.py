@@ -30,7 +30,7 @@ from .names import is_glob
 from ._core_security import core_security_mismatch
 from ._datagram_seal import SealedSearch
 from .security import KeySecurity
-from ._core_security import HANDSHAKE_EVENTS, count_handshake_failures
+from ._core_security import HANDSHAKE_EVENTS, count_handshake_failures, handshake_refusal
 from ._transport import secure
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -122,17 +122,13 @@ def request(endpoint, msg, timeout, security=None, peer_fingerprint="", given=Fa
                     return m
             if not given or requests[0].failures() < 3:
                 continue
-            key, path = msg.get("key"), (security.path if security is not None else "")
             if not secured:
-                raise Error("security", "geckocore for key '%s' at %s refuses this program's handshake: it requires "
-                                        "authentication; no secret found at %s" % (key, endpoint, path))
+                raise Error("security", handshake_refusal(msg.get("key"), endpoint, security, who="program"))
             if accepted and requests[0].fingerprint != accepted:  # during a rotation the core may use it
                 requests[0].close()
                 requests[0] = _Request(endpoint, msg, security, accepted, watch=True)
             elif requests[1].failures() >= 3:  # a plain connection is refused too: a secured core
-                raise Error("security", "geckocore for key '%s' at %s refuses this program's CURVE handshake: it "
-                                        "holds another secret than %s (compare `gecko keygen --key %s --fingerprint` "
-                                        "on both machines)" % (key, endpoint, path, key))
+                raise Error("security", handshake_refusal(msg.get("key"), endpoint, security, True, "program"))
         raise Error("discovery", "no answer from %s within %d ms" % (endpoint, timeout * 1000))
     finally:
         for r in requests:

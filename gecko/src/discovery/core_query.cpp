@@ -230,20 +230,16 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
             if (auto why = refused_core_verdict(options.key, finder, security.path(), Clock::now(), find_timeout); !why.empty())
                 throw Error(Errc::security, why);
         if (dealer && endpoint == finder.explicit_endpoint() && handshakes.failures() >= 3) {
-            const std::string compare = " (compare `gecko keygen --key " + options.key + " --fingerprint` on both machines)";
             if (!security.secured())
-                throw Error(Errc::security, "geckocore for key '" + options.key + "' at " + endpoint +
-                                                " refuses this program's handshake: it requires authentication; no secret found at " +
-                                                security.path());
+                throw Error(Errc::security, refused_handshake(options.key, endpoint, false, security.path(), "program"));
             const auto& curve = *security.curve();
             if (!curve.accepted_fingerprint.empty() && core_secret != curve.accepted_fingerprint) {
                 connect(endpoint, curve.accepted_fingerprint);  // during a rotation the core may use the accepted secret
                 continue;
             }
             if (door_handshakes.failures() >= 3)  // a plain connection is refused too: a secured core
-                throw Error(Errc::security, "geckocore for key '" + options.key + "' at " + endpoint +
-                                                " refuses this program's CURVE handshake: it holds another secret than " +
-                                                security.path() + compare);
+                throw Error(Errc::security,
+                            refused_handshake(options.key, endpoint, true, security.path(), "program", true));
         }
         zmq::message_t reply;
         bool from_door = false;
@@ -258,9 +254,7 @@ Graph query_core(const net::FinderOptions& options, milliseconds timeout) {
         if (from_door) {
             const auto m = discovery::Message::parse(data, reply.size(), nullptr);
             if (m && m->type() == "list")  // asked plainly, it answered as a core: a plain one
-                throw Error(Errc::security, "geckocore for key '" + options.key + "' at " + endpoint +
-                                                " is not secured, but this machine has the key's secret (" +
-                                                security.path() + "): a secured program never talks to a plain core");
+                throw Error(Errc::security, plain_core_at(options.key, endpoint, security.path(), "machine", "program"));
             if (!m) continue;
         } else if (read_list_page(data, reply.size(), graph, next)) {
             graph.core_endpoint = endpoint;

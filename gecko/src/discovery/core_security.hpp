@@ -49,4 +49,27 @@ inline std::string refused_core_verdict(const std::string& key, const net::CoreF
     return "";
 }
 
+/// What a program (`who`: "node" or "program") given a core's address
+/// (GECKO_CORE: no datagram said what it is) says when that address refuses
+/// its handshake: without the secret, that the core requires one; with it,
+/// that the core is not secured or holds another secret, or only the latter
+/// when `plain_refused` (asked plainly, as a host door, it refused too).
+inline std::string refused_handshake(const std::string& key, const std::string& endpoint, bool secured,
+                                     const std::string& secret_path, const char* who, bool plain_refused = false) {
+    const std::string core = "geckocore for key '" + key + "' at " + endpoint + " refuses this " + who + "'s ";
+    if (!secured) return core + "handshake: it requires authentication; no secret found at " + secret_path;
+    return core + "CURVE handshake: it " + (plain_refused ? "holds" : "is not secured, or holds") +
+           " another secret than " + secret_path + " (compare `gecko keygen --key " + key +
+           " --fingerprint` on both machines)";
+}
+
+/// What a secured program (`who`; `holder`: what holds the secret, the
+/// node itself or the tool's machine) given a core's address says when,
+/// asked plainly as a host door, it answered as a core: a plain one.
+inline std::string plain_core_at(const std::string& key, const std::string& endpoint, const std::string& secret_path,
+                                 const char* holder, const char* who) {
+    return "geckocore for key '" + key + "' at " + endpoint + " is not secured, but this " + holder +
+           " has the key's secret (" + secret_path + "): a secured " + who + " never talks to a plain core";
+}
+
 }  // namespace gecko::detail

@@ -2,6 +2,7 @@
 // The discovery client's half that reads what the core sends: peer sets,
 // graph events, directory updates, redirects and errors.
 #include "discovery/discovery_client_impl.hpp"
+#include "discovery/core_security.hpp"
 
 namespace gecko::detail {
 
@@ -141,9 +142,7 @@ void DiscoveryClient::Impl::on_message(const zmq::message_t& msg, Clock::time_po
         on_redirect(root, now);
     } else if (t == "list" && plain_door_channel()) {
         // Asked as a host door, it answered as a core: a plain one.
-        fail_security("geckocore for key '" + opt.key + "' at " + core_endpoint +
-                      " is not secured, but this node has the key's secret (" + opt.secret_path +
-                      "): a secured node never talks to a plain core. Give that core the secret too");
+        fail_security(plain_core_at(opt.key, core_endpoint, opt.secret_path, "node", "node") + ". Give that core the secret too");
     } else if (t == "error") {
         const auto id = discovery::get_u64(root, "id").value_or(0);
         const auto code = discovery::get_str(root, "code").value_or("error");

@@ -514,12 +514,10 @@ bool DiscoveryClient::Impl::security_mismatch(const net::CoreAnswer& answer) {
 void DiscoveryClient::Impl::check_handshakes() {
     if (!security_error.empty() || channel->handshake_failures() < 3) return;
     const std::string endpoint = core_endpoint;
-    const std::string compare = " (compare `gecko keygen --key " + opt.key + " --fingerprint` on both machines)";
     if (secured() && plain_door_channel()) {
         // Asked as a host door, it refuses a plain connection too: a secured core, of another secret.
         door_plain = false;
-        fail_security("geckocore for key '" + opt.key + "' at " + endpoint +
-                      " refuses this node's CURVE handshake: it holds another secret than " + opt.secret_path + compare);
+        fail_security(refused_handshake(opt.key, endpoint, true, opt.secret_path, "node", true));
         return;
     }
     // During a rotation the core may use the accepted secret: try its server key before giving up.
@@ -541,13 +539,7 @@ void DiscoveryClient::Impl::check_handshakes() {
         connect_to(endpoint, Clock::now());
         return;
     }
-    if (secured())
-        fail_security("geckocore for key '" + opt.key + "' at " + endpoint +
-                      " refuses this node's CURVE handshake: it is not secured, or holds another secret than " +
-                      opt.secret_path + compare);
-    else
-        fail_security("geckocore for key '" + opt.key + "' at " + endpoint +
-                      " refuses this node's handshake: it requires authentication; no secret found at " + opt.secret_path);
+    fail_security(refused_handshake(opt.key, endpoint, secured(), opt.secret_path, "node"));
 }
 
 void DiscoveryClient::Impl::fail_security(const std::string& why) {
