@@ -39,6 +39,8 @@ struct Options {
     /// iceoryx stacks in their rotation (those change how fast the others'
     /// wake-ups are on a VM; see docs/BENCHMARKS.md).
     bool same_host = true;
+    /// Throughput rows: raw ZMQ_SNDHWM = gecko send_queue, in messages (Gecko's default).
+    int send_queue = 1000;
 };
 
 /// The same-host rows (Gecko over shm, iceoryx) run with the ipc rows: false,

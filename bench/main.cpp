@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
     args.integer("--size", options.only_size, 8, 1 << 30, "BYTES", "only the latency/throughput rows of this payload size");
     args.integer("--reps", reps, 1, 100, "N", "runs per row and side, in rotating order, pooled (default 3, --quick 1)");
     args.flag("--markdown", options.markdown, "print the tables as Markdown (for docs/BENCHMARKS.md)");
+    long long send_queue = 0;
+    args.integer("--send-queue", send_queue, 1, 1000000, "N",
+                 "throughput: the publisher's send queue in messages, raw ZMQ_SNDHWM = gecko send_queue (default 1000, "
+                 "Gecko's default)");
     bool without_same_host = false;
     args.flag("--without-shm", without_same_host,
               "latency and throughput: leave Gecko over shared memory and iceoryx out of the ipc rows' rotation");
@@ -61,6 +65,7 @@ int main(int argc, char** argv) {
     }
     const bool reps_given = reps != 0;
     if (reps_given) options.reps = static_cast<int>(reps);
+    if (send_queue != 0) options.send_queue = static_cast<int>(send_queue);
     if (options.quick && !reps_given) options.reps = 1;
     options.same_host = !without_same_host;
 

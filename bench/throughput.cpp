@@ -22,7 +22,6 @@ namespace {
 
 constexpr std::uint64_t kProbeTag = std::uint64_t{1} << 62;
 constexpr milliseconds kSetupTimeout{10000};
-constexpr int kSendHwm = 1000;    // raw ZMQ_SNDHWM = gecko PublisherOptions.send_queue (its default)
 constexpr int kRecvHwm = 10000;   // raw ZMQ_RCVHWM = gecko SubscriberOptions.receive_queue
 constexpr std::size_t kDepth = 1000;  // gecko SubscriberOptions.depth
 
@@ -113,7 +112,7 @@ void throughput_iceoryx_peer(const PipeMsg& command, Child& self) {
 
 namespace {
 
-Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_count, milliseconds duration) {
+Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_count, milliseconds duration, int send_hwm) {
     static std::uint64_t run_id = 0;
     ++run_id;
     const bool iox = impl == Impl::iceoryx;
@@ -138,7 +137,7 @@ Result run_once(Impl impl, Transport t, std::size_t size, std::uint64_t max_coun
         if (!child.receive(m, kSetupTimeout) || m.kind != kReady) throw Stall(what + ": subscriber did not start");
         SideOptions o;
         o.pub_endpoint = endpoint;
-        o.send_hwm = kSendHwm;
+        o.send_hwm = send_hwm;
         o.name = "bench-source";
         auto side = make_side(impl, o);
         if (!side->wait_subscribers(1, kSetupTimeout)) throw Stall(what + ": the subscriber never subscribed");
@@ -219,7 +218,7 @@ void run_throughput(const Options& options) {
                 std::rotate(order.begin(), order.begin() + rep % static_cast<int>(order.size()), order.end());
                 for (int k : order) {
                     const Impl impl = k == 0 ? Impl::raw : k == 2 ? Impl::iceoryx : Impl::gecko;
-                    const Result r = run_once(impl, k == 3 ? Transport::shm : t, c.size, count, duration);
+                    const Result r = run_once(impl, k == 3 ? Transport::shm : t, c.size, count, duration, options.send_queue);
                     if (r.received == 0) {
                         throw Stall(std::string("throughput ") + to_string(impl) + " " + to_string(t) + " " +
                                     fmt_size(c.size) + ": nothing received");
@@ -300,7 +299,7 @@ void run_throughput(const Options& options) {
     table.notes.push_back(
         "recv/s = messages received ÷ (last receive − first send); sent/s = the publisher's own rate; lost = (sent − "
         "received) ÷ sent (both drop at the high-water marks when the publisher outruns the subscriber). HWMs: "
-        "send " + std::to_string(kSendHwm) + " (raw SNDHWM = gecko send_queue), receive " + std::to_string(kRecvHwm) +
+        "send " + std::to_string(options.send_queue) + " (raw SNDHWM = gecko send_queue), receive " + std::to_string(kRecvHwm) +
         " (raw RCVHWM = gecko receive_queue), gecko depth " + std::to_string(kDepth) + ". " +
         std::to_string(misses) + " row(s) miss the target.");
     table.print(options.markdown);
@@ -308,7 +307,7 @@ void run_throughput(const Options& options) {
     host.notes.push_back(
         "Same counts, durations and rotation as the rows above. Gecko shm: a fresh subscriber process, the typed "
         "layer (receive_view, read in place), the publisher sending loans (Publisher::loan, the payload copied into a "
-        "gecko::BytesToFill field, publish); send queue " + std::to_string(kSendHwm) + " frames per subscriber ring, "
+        "gecko::BytesToFill field, publish); send queue " + std::to_string(options.send_queue) + " frames per subscriber ring, "
         "depth " + std::to_string(kDepth) + "; what the ring or the depth pushed out counts as overwr., sequence gaps as gaps. "
         "iceoryx: the subscriber is the iceoryx peer process (one for the whole program, fresh links per run). A send "
         "loans a chunk, copies the payload into it and publishes; the subscriber takes, reads the tag in place and "
