@@ -8,6 +8,8 @@
 #include "server.hpp"
 
 #include <gecko/options.hpp>
+#include <gecko/security/key_store.hpp>
+#include <gecko/security/secret.hpp>
 #include <gecko/signals.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -64,6 +66,20 @@ int main(int argc, char** argv) {
     bridge.call_timeout = std::chrono::milliseconds(call_timeout_ms);
     server.max_client_message = static_cast<std::size_t>(max_message_mib) << 20;
 
+    // In a secured key the bridge's clients see what only holders of the secret may: without a token of
+    // the user's, they present the one derived from the secret (docs/SECURITY.md §10).
+    bool derived_token = false;
+    if (server.token.empty()) {
+        try {
+            if (const auto secret = gecko::security::find_secret(bridge.node.key)) {
+                server.token = secret->bridge_token();
+                derived_token = true;
+            }
+        } catch (const std::exception& e) {
+            std::cerr << "gecko-bridge: " << e.what() << "\n";
+            return 1;
+        }
+    }
     const auto colon = listen.rfind(':');
     long long port = -1;
     if (colon == std::string::npos ||
@@ -101,6 +117,10 @@ int main(int argc, char** argv) {
         std::cout << "gecko-bridge: key '" << bridge.node.key << "' serving " << scheme << "://" << host << ":"
                   << web.port() << "/ (Foxglove WebSocket at " << (web.tls() ? "wss" : "ws") << "://" << host << ":"
                   << web.port() << "/)" << std::endl;
+        if (derived_token)
+            std::cout << "gecko-bridge: key '" << bridge.node.key << "' is secured: every client presents the token "
+                      << "derived from its secret (`gecko keygen --key " << bridge.node.key << " --bridge-token` prints "
+                      << "it): " << scheme << "://" << host << ":" << web.port() << "/?token=" << server.token << std::endl;
         if (academy_service) academy_service->print(std::cout, host, web.port(), web.tls());
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code&, int) {

@@ -272,6 +272,30 @@ test("upgrades without a Foxglove subprotocol, and bridges wanting a token, refu
   await secured.child.stop();
 });
 
+test("in a secured key the bridge asks for the token derived from the secret, which gecko keygen prints", async () => {
+  const secured = await Key.start({ secured: true });
+  try {
+    const b = await secured.bridge();
+    const said = await b.child.line("is secured", 20000);
+    const token = /\?token=([0-9a-f]{32})$/.exec(said)?.[1];
+    assert.ok(token, said);
+    const keygen = secured.run(program("GECKO_CLI_PATH"), ["keygen", "--key", secured.key, "--bridge-token"]);
+    assert.equal((await keygen.exit).code, 0);
+    assert.deepEqual(keygen.lines, [token]);
+    const WebSocket = npm("ws");
+    const bare = new WebSocket(b.ws, ["foxglove.websocket.v1"]);
+    const status = await new Promise((r) => { bare.on("unexpected-response", (req, res) => r(res.statusCode)); bare.on("open", () => r(101)); bare.on("error", () => {}); });
+    assert.equal(status, 401, "a client without the token is refused");
+    const page = await fetch(`${b.http}/`);
+    assert.equal(page.status, 401, "so is the page");
+    const good = await foxglove(`${b.ws}/?token=${token}`);
+    assert.equal(good.seen.serverInfo.metadata.key, secured.key);
+    good.client.close();
+  } finally {
+    await secured.stop();
+  }
+});
+
 test("without a token the bridge refuses to listen beyond loopback, and says why", async () => {
   const child = key.run(program("GECKO_BRIDGE_PATH"), ["--listen", "0.0.0.0:0"]);
   const exit = await child.exit;

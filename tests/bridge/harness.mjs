@@ -100,13 +100,20 @@ let keys = 0;
 /// A key with its own geckocore (unicast on loopback), and helpers to start
 /// programs on it. stop() ends them all, the core last.
 export class Key {
-  static async start() {
+  /// `secured`: the key gets a secret (`gecko keygen` into the key's folder, GECKO_SECRET_FILE for every program).
+  static async start({ secured = false } = {}) {
     const k = new Key();
     k.key = `bridge-${process.pid}-${keys++}`;
     k.dir = mkdtempSync(join(tmpdir(), "gecko-bridge-test-"));
     k.children = [];
     const unset = { GECKO_KEY: undefined, GECKO_CORE: undefined, GECKO_MULTICAST: undefined, GECKO_NO_MULTICAST: undefined,
-      GECKO_INTERFACE: undefined, GECKO_NODE: undefined, GECKO_DISCOVERY: undefined };
+      GECKO_INTERFACE: undefined, GECKO_NODE: undefined, GECKO_DISCOVERY: undefined, GECKO_SECRET_FILE: undefined };
+    if (secured) {  // then every program of the key, geckocore first, finds the secret
+      unset.GECKO_SECRET_FILE = join(k.dir, "key.secret");
+      const keygen = new Child(program("GECKO_CLI_PATH"), ["keygen", "--key", k.key, "--secret-file", unset.GECKO_SECRET_FILE], unset);
+      const exit = await keygen.exit;
+      if (exit.code !== 0) throw new Error(`gecko keygen failed:\n${keygen.lines.join("\n")}`);
+    }
     k.core = new Child(program("GECKOCORE_PATH"), ["--key", k.key, "--listen", "tcp://127.0.0.1:*", "--no-multicast", "--door", "0"], unset);
     const line = await k.core.line("listening on", 20000);
     const port = /tcp:\/\/127\.0\.0\.1:(\d+)/.exec(line)[1];

@@ -79,6 +79,7 @@ TEST_CASE("the derived subkeys and CURVE key pairs are those docs/SECURITY.md de
     CHECK(hex(s.derive(Purpose::shm_mac)) == "4f21350a1ad34be55473aa8d317231db15d07ff687e038a92b5708500f76f750");
     CHECK(hex(s.derive(Purpose::bridge_token)) == "1652a88e4f44c6f0243fc1f8727987dafaa3e2b39c29d0cec6a43ed158c7110b");
     CHECK(s.fingerprint() == "b7bab9d6740a8a76");  // the first 8 bytes of subkey 0
+    CHECK(s.bridge_token() == "1652a88e4f44c6f0243fc1f8727987da");  // the first 16 bytes of subkey 5
     const auto server = s.curve_key_pair(Purpose::curve_server);
     CHECK(server.public_key == "1LwLYiTHqqFkx<jV{cWCif^6dvOoU9oBo0>AtB9:");
     CHECK(server.secret_key == "6[X(Dp)N!1V/P:XJxTn$Dk7sTKot$*7yeRf<o{!>");

@@ -57,7 +57,7 @@ int rotate_step(const std::string& key, const std::string& path, bool rotate, bo
 int run_keygen(const Args& args) {
     Connection connection;
     std::string file;
-    bool force = false, fingerprint = false, rotate = false, swap = false, finish = false;
+    bool force = false, fingerprint = false, rotate = false, swap = false, finish = false, token = false;
     Parser parser("keygen", "--key KEY [options]",
                   "Writes a new random secret for the key to the key store: one file per key, mode 0600,\n"
                   "$XDG_CONFIG_HOME/gecko/keys/KEY.secret (else ~/.config/gecko/keys/KEY.secret), or the\n"
@@ -68,6 +68,8 @@ int run_keygen(const Args& args) {
     parser.option("--secret-file", "FILE", "write the secret here instead of the key store", file);
     parser.flag("--force", "replace an existing secret (every machine of the key then needs the new one)", force);
     parser.flag("--fingerprint", "write nothing: print the file and fingerprint of the key's secret", fingerprint);
+    parser.flag("--bridge-token", "write nothing: print the browser bridge's token, derived from the key's secret",
+                token);
     parser.flag("--rotate", "rotation, round 1: add a new secret that programs accept beside the key's own", rotate);
     parser.flag("--switch", "rotation, round 2: use the new secret, accept the old one", swap);
     parser.flag("--finish", "rotation, round 3: drop the old secret", finish);
@@ -75,8 +77,12 @@ int run_keygen(const Args& args) {
 
     const std::string& key = connection.node.key;
     const std::string path = file.empty() ? security::secret_path(key) : file;
-    if (int(rotate) + int(swap) + int(finish) + int(fingerprint) > 1)
-        throw UsageError("give one of --rotate, --switch, --finish and --fingerprint");
+    if (int(rotate) + int(swap) + int(finish) + int(fingerprint) + int(token) > 1)
+        throw UsageError("give one of --rotate, --switch, --finish, --fingerprint and --bridge-token");
+    if (token) {  // alone on its line, for scripts: TOKEN=$(gecko keygen --key K --bridge-token)
+        std::printf("%s\n", security::SecretFile::read(path).own.bridge_token().c_str());
+        return exit_ok;
+    }
     if (fingerprint) {
         const auto f = security::SecretFile::read(path);
         std::printf("key '%s': secret %s, %s\n", key.c_str(), path.c_str(), describe(f).c_str());

@@ -208,4 +208,11 @@ std::string Secret::fingerprint() const {
     return text;
 }
 
+std::string Secret::bridge_token() const {
+    const Bytes token = derive(Purpose::bridge_token);
+    char text[33];
+    for (std::size_t i = 0; i < 16; ++i) std::snprintf(text + 2 * i, 3, "%02x", token[i]);
+    return text;
+}
+
 }  // namespace gecko::security

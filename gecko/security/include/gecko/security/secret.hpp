@@ -60,6 +60,11 @@ public:
     /// 16 hexadecimal digits that name this secret in logs and `gecko doctor`
     /// without giving anything away (a subkey of its own, id 0).
     std::string fingerprint() const;
+    /// The browser bridge's token in a key with this secret: the first 16
+    /// bytes of derive(Purpose::bridge_token), in hexadecimal (32 digits).
+    /// Anyone with the secret computes it (`gecko keygen --bridge-token`);
+    /// it gives nothing of the secret away.
+    std::string bridge_token() const;
 
     Secret(const Secret&) = default;
     Secret& operator=(const Secret&) = default;
