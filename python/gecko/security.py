@@ -173,6 +173,16 @@ def fingerprint(secret):
 fingerprint_of = fingerprint  # for KeySecurity, whose attribute of that name hides the function
 
 
+def bridge_token(secret):
+    """The token gecko-bridge asks of its clients in a key with this secret
+    (docs/SECURITY.md §10): the first 16 bytes of subkey 5, in hexadecimal.
+
+        token = gecko.security.bridge_token(gecko.security.find_secret("dalek"))
+        url = "ws://127.0.0.1:8765/?token=" + token
+    """
+    return derive(secret, BRIDGE_TOKEN)[:16].hex()
+
+
 def curve_key_pair(secret, subkey_id):
     """(public, secret) Z85 CurveZMQ keys whose secret key is subkey `subkey_id`."""
     secret_z85 = z85.encode(derive(secret, subkey_id))

@@ -103,6 +103,7 @@ def test_derivation_matches_the_vectors_of_security_md():
                "1652a88e4f44c6f0243fc1f8727987dafaa3e2b39c29d0cec6a43ed158c7110b"]
     assert [security.derive(secret, i).hex() for i in range(6)] == subkeys
     assert security.fingerprint(secret) == "b7bab9d6740a8a76"
+    assert security.bridge_token(secret) == "1652a88e4f44c6f0243fc1f8727987da"  # as C++ Secret::bridge_token
     keys = security.curve_keys("dalek", secret)
     assert keys.zap_domain == "gecko/dalek"
     assert keys.server_public == b"1LwLYiTHqqFkx<jV{cWCif^6dvOoU9oBo0>AtB9:"
