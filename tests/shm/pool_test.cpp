@@ -32,17 +32,17 @@ struct FakeBacking final : shm::Backing {
     void release(u64, u64 len) override { released += len; }
 };
 
-// A planned segment on the heap: 256 B × 8, 4 KiB × 4, 1 MiB × 2.
+// A planned segment on the heap: by default 256 B × 8, 4 KiB × 4, 1 MiB × 2.
 struct Heap {
     shm::Geometry geo;
     std::unique_ptr<std::uint8_t, decltype(&std::free)> memory{nullptr, &std::free};
     shm::View view;
     FakeBacking backing;
 
-    Heap() {
+    explicit Heap(std::vector<shm::ClassConfig> classes = {{256, 8}, {4096, 4}, {1 << 20, 2}}) {
         shm::Config c;
         c.slots = 4;
-        c.classes = {{256, 8}, {4096, 4}, {1 << 20, 2}};
+        c.classes = std::move(classes);
         c.huge_count = 0;
         std::string why;
         REQUIRE(shm::plan(c, 8, 1 << 20, geo, why));
@@ -114,6 +114,28 @@ TEST_CASE("pool: a held chunk is never handed out, and a freed one is reused fir
     const u64 back = held[3];
     h.hold(back, 0);
     CHECK(allocate(pool, 100, why) == back);
+}
+
+TEST_CASE("pool: a large class hands out a chunk whose pages are there before one it must back", "[shm][pool]") {
+    Heap h({{256, 8}, {1 << 20, 8}});
+    auto pool = h.pool();
+    NoChunk why = NoChunk::none;
+    std::vector<u64> taken;
+    for (int i = 0; i < 6; ++i) {  // six subscribers' worth of frames held at once: six chunks backed
+        const u64 c = allocate(pool, 1 << 19, why);
+        REQUIRE(c != no_chunk);
+        REQUIRE(h.class_of(c) == 1);
+        h.hold(c);
+        taken.push_back(c);
+    }
+    const u64 backed = h.backing.reserved;
+    // All are read and released, then the last four are held again (the chunks the pool used last).
+    for (const u64 c : taken) h.hold(c, 0);
+    for (std::size_t i = 2; i < taken.size(); ++i) h.hold(taken[i]);
+    // The next frame goes into one of the first two, whose pages are there: not into a chunk never used.
+    const u64 next = allocate(pool, 1 << 19, why);
+    CHECK((next == taken[0] || next == taken[1]));
+    CHECK(h.backing.reserved == backed);
 }
 
 TEST_CASE("pool: an exhausted class takes its oldest queued frame back before it grows", "[shm][pool]") {

@@ -123,6 +123,13 @@ u64 Pool::find_free(std::size_t k) {
         const u64 c = recent_[k][(recent_at_[k] - n) % recent_[k].size()];
         if (is_free(c)) return c;
     }
+    // Large chunks: one whose pages are there already before one whose pages
+    // the copy would fault in (first-touch faults cost milliseconds per MiB
+    // on some VMs), so a class holds as many warm chunks as its subscribers'
+    // lag needs, not all of them.
+    if (cl.chunk_size >= options_.lazy_from)
+        for (u64 c = cl.first; c < cl.first + cl.count; ++c)
+            if (backed_[c] != 0 && is_free(c)) return c;
     // A class whose last look found every chunk queued or held (a subscriber
     // behind): look at the next 16 chunks only (each look further on), and
     // at the whole class again every 32nd time. Scanning all of it on every
