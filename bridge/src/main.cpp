@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
     args.text("--token", server.token, "TOKEN",
               "a secret every client presents (?token=, Authorization: Bearer, or the page's cookie); also "
               "GECKO_BRIDGE_TOKEN");
+    bool no_token = false;
+    args.flag("--no-token", no_token,
+              "in a key with a secret, serve loopback clients without the token derived from it (every user of this "
+              "machine can then read the key through the bridge)");
     args.text("--tls-cert", server.tls_cert, "FILE", "PEM certificate (chain): serve https and wss");
     args.text("--tls-key", server.tls_key, "FILE", "PEM private key of --tls-cert");
     args.custom("--allow-origin", "ORIGIN",
@@ -69,7 +73,7 @@ int main(int argc, char** argv) {
     // In a secured key the bridge's clients see what only holders of the secret may: without a token of
     // the user's, they present the one derived from the secret (docs/SECURITY.md §10).
     bool derived_token = false;
-    if (server.token.empty()) {
+    if (server.token.empty() && !no_token) {
         try {
             if (const auto secret = gecko::security::find_secret(bridge.node.key)) {
                 server.token = secret->bridge_token();

@@ -291,6 +291,12 @@ test("in a secured key the bridge asks for the token derived from the secret, wh
     const good = await foxglove(`${b.ws}/?token=${token}`);
     assert.equal(good.seen.serverInfo.metadata.key, secured.key);
     good.client.close();
+    // --no-token: on loopback, served without one (a RoboticsAcademy frontend sends none).
+    const open = await secured.bridge(["--no-token"]);
+    const anyone = await foxglove(open.ws);
+    assert.equal(anyone.seen.serverInfo.metadata.key, secured.key);
+    anyone.client.close();
+    assert.ok(!open.child.lines.some((l) => l.includes("is secured")), open.child.lines.join("\n"));
   } finally {
     await secured.stop();
   }
