@@ -200,19 +200,20 @@ CurveKeyPair Secret::curve_key_pair(Purpose purpose) const {
     return pair;
 }
 
+namespace {
+// The first `n` bytes of a subkey in lowercase hexadecimal: what names a secret or serves as a token.
+std::string hex_prefix(const Secret::Bytes& subkey, std::size_t n) {
+    char text[2 * Secret::size + 1];
+    sodium_bin2hex(text, sizeof text, subkey.data(), n);
+    return text;
+}
+}  // namespace
+
 std::string Secret::fingerprint() const {
     init_sodium();
-    const Bytes id = derive_id(bytes_, fingerprint_id);
-    char text[17];
-    for (std::size_t i = 0; i < 8; ++i) std::snprintf(text + 2 * i, 3, "%02x", id[i]);
-    return text;
+    return hex_prefix(derive_id(bytes_, fingerprint_id), 8);
 }
 
-std::string Secret::bridge_token() const {
-    const Bytes token = derive(Purpose::bridge_token);
-    char text[33];
-    for (std::size_t i = 0; i < 16; ++i) std::snprintf(text + 2 * i, 3, "%02x", token[i]);
-    return text;
-}
+std::string Secret::bridge_token() const { return hex_prefix(derive(Purpose::bridge_token), 16); }
 
 }  // namespace gecko::security
